@@ -1,0 +1,87 @@
+import { existsSync } from 'node:fs';
+import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from '../../core/delivery.js';
+import { createDrizzleStore, createSyncClaimExecutor } from '../../store/drizzle-store.js';
+import { parseConfig } from '../../node/config.js';
+import { openDatabase } from '../../node/open-database.js';
+import { defineCommand, EXIT, UsageError } from '../command.js';
+
+/** The JSON shape of a delivery in CLI output (no body: see `podhook export`). */
+export function deliveryJson(d: Delivery) {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    delivery_count: d.deliveryCount,
+    received_at: iso(d.receivedAt),
+    last_received_at: iso(d.lastReceivedAt),
+    last_error: d.lastError,
+    signature_t: d.signatureT,
+    next_attempt_at: iso(d.nextAttemptAt),
+    processed_at: iso(d.processedAt),
+    body_bytes: d.body.byteLength,
+  };
+}
+
+export const deliveriesCommand = defineCommand({
+  name: 'deliveries',
+  summary: 'List stored deliveries, newest first.',
+  usage: 'podhook deliveries [--status S] [--type T] [--limit N] [--json]',
+  help: `Options:
+  --status S   only this status: ${DELIVERY_STATUSES.join(', ')}
+  --type T     only this event type (e.g. pod.created)
+  --limit N    at most N rows (default 50)
+  --json       a JSON array of objects: event_id, event_type, status, attempts,
+               delivery_count, received_at, last_received_at, last_error, signature_t,
+               next_attempt_at, processed_at, body_bytes
+
+Reads DATABASE_PATH (default ./data/podhook.db), like the server.
+Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,
+  options: {
+    status: { type: 'string' },
+    type: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run({ values }, io) {
+    const status = values.status as string | undefined;
+    if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+      throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+    }
+    const limitText = (values.limit as string | undefined) ?? '50';
+    if (!/^[1-9]\d{0,5}$/.test(limitText)) throw new UsageError('--limit must be a whole number from 1 to 999999');
+    const config = parseConfig(io.env);
+    if (!existsSync(config.databasePath)) {
+      io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH, or start the server once)\n`);
+      return EXIT.failure;
+    }
+    const database = openDatabase(config.databasePath);
+    try {
+      const store = createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) });
+      const rows = await store.list({
+        status: status as DeliveryStatus | undefined,
+        eventType: values.type as string | undefined,
+        limit: Number(limitText),
+      });
+      if (values.json) {
+        io.stdout(`${JSON.stringify(rows.map(deliveryJson), null, 2)}\n`);
+      } else if (rows.length === 0) {
+        io.stdout('No deliveries.\n');
+      } else {
+        io.stdout(table(rows.map(deliveryJson)));
+      }
+      return EXIT.ok;
+    } finally {
+      database.close();
+    }
+  },
+});
+
+function table(rows: ReturnType<typeof deliveryJson>[]): string {
+  const cols = ['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count', 'last_error'] as const;
+  const cells = rows.map((r) => cols.map((c) => String(r[c] ?? '').slice(0, 60)));
+  const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (values: readonly string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  return `${[line(cols), ...cells.map(line)].join('\n')}\n`;
+}

@@ -1,0 +1,41 @@
+import { parseConfig } from '../../node/config.js';
+import { createNodeLogger } from '../../node/logger.js';
+import { startServer } from '../../node/serve.js';
+import { defineCommand, EXIT } from '../command.js';
+
+export const CONFIG_HELP = `Environment (validated at start; a bad value stops with one line naming it):
+  PORT, HOST            where the server listens          (3000, 0.0.0.0)
+  DATABASE_PATH         the SQLite file                    (./data/podhook.db)
+  SVC_WEBHOOK_SECRET    signing secret(s), comma-separated (none; secrets stored by
+                        \`podhook register\` are accepted too)
+  WEBHOOK_PATH          the ingest route                   (/webhooks)
+  MAX_BODY_BYTES        body cap                           (262144)
+  LOG_LEVEL             pino level                         (info)
+  RETENTION_DAYS        days processed rows are kept (>= 2) (30)`;
+
+export const serveCommand = defineCommand({
+  name: 'serve',
+  summary: 'Run the webhook receiver (what `npm start` runs).',
+  usage: 'podhook serve',
+  help: `${CONFIG_HELP}
+
+Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz.
+Stops gracefully on SIGTERM or SIGINT.
+
+Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,
+  options: {},
+  async run(_args, io) {
+    const config = parseConfig(io.env);
+    const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
+    const server = await startServer({ config, logger });
+    await new Promise<void>((resolve) => {
+      const stop = (signal: NodeJS.Signals) => {
+        logger.info({ signal }, 'signal received');
+        void server.close().then(resolve);
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+    return EXIT.ok;
+  },
+});

@@ -1,0 +1,62 @@
+import { ConfigError } from '../core/errors.js';
+import { EXIT, helpText, parse, UsageError, type Command, type CommandIo } from './command.js';
+import { deliveriesCommand } from './commands/deliveries.js';
+import { serveCommand } from './commands/serve.js';
+
+const COMMANDS: Command[] = [serveCommand as Command, deliveriesCommand as Command];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return `podhook: receive, verify, store and route the pod-hosting service's webhook events.
+
+Usage: podhook <command> [options]      podhook <command> --help
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+
+Exit codes: 0 success, 1 the command failed, 2 bad usage or configuration
+(a command's --help lists its own).
+`;
+}
+
+/** Runs the CLI; returns the exit code. */
+export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(overview());
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.stderr(`podhook: unknown command "${name}" (see podhook --help)\n`);
+    return EXIT.usage;
+  }
+  try {
+    const args = parse(command, rest);
+    if (args.values.help) {
+      io.stdout(helpText(command));
+      return EXIT.ok;
+    }
+    return await command.run(args as never, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`podhook ${command.name}: ${error.message} (see podhook ${command.name} --help)\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof ConfigError) {
+      io.stderr(`podhook: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr(`podhook ${command.name}: ${(error as Error).message}\n`);
+    return EXIT.failure;
+  }
+}
+
+function processIo(): CommandIo {
+  return {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    env: process.env,
+    stdin: process.stdin,
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * What a stored delivery is. Statuses follow the inbox life cycle:
+ * `queued` → `processed`, or `failed` (will retry) → `processed` / `dead`; `ignored` when no
+ * handler takes the type; `dead` at once when an authentic body cannot be parsed.
+ */
+export const DELIVERY_STATUSES = ['queued', 'processed', 'failed', 'dead', 'ignored'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** A delivery as ingest hands it to the store, already authenticated. */
+export interface NewDelivery {
+  eventId: string;
+  eventType: string;
+  /** The signature's `t`, in seconds. */
+  signatureT: number;
+  /** SHA-256 of `<t>.<body>`: the same signed content under another id or type is a replay. */
+  contentDigest: Uint8Array;
+  /** The raw body bytes exactly as sent. */
+  body: Uint8Array;
+  /** Request headers worth keeping for replay; never the signature. */
+  headers: Record<string, string>;
+  /** Milliseconds since the epoch. */
+  receivedAt: number;
+  status: Extract<DeliveryStatus, 'queued' | 'dead' | 'ignored'>;
+  lastError: string | null;
+}
+
+/** A stored delivery row. Times are milliseconds since the epoch. */
+export interface Delivery {
+  eventId: string;
+  eventType: string;
+  signatureT: number;
+  body: Uint8Array;
+  headers: Record<string, string>;
+  receivedAt: number;
+  lastReceivedAt: number;
+  deliveryCount: number;
+  status: DeliveryStatus;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  processedAt: number | null;
+}
+
+/** The answer of an atomic claim: new, a duplicate of a stored id, or a replay of signed content. */
+export type ClaimResult =
+  | { outcome: 'new' }
+  | { outcome: 'duplicate'; deliveryCount: number }
+  | { outcome: 'conflict' };

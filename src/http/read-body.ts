@@ -1,0 +1,41 @@
+import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
+
+/**
+ * Reads the raw body bytes with a cap, checked while reading: a declared `Content-Length` over
+ * the cap is refused before any byte is read; a chunked body is counted as it streams and
+ * abandoned at the cap. Returns the exact bytes sent (never re-serialised: the MAC covers them).
+ *
+ * Hono's `bodyLimit` does the same but touches `request.body`, which makes @hono/node-server
+ * build a full Web stream for every request; `arrayBuffer()` keeps its direct fast path.
+ */
+export async function readBodyCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && !request.headers.has('transfer-encoding')) {
+    if (!/^\d{1,15}$/.test(declared)) throw new InvalidRequestError('Invalid Content-Length header.', 'bad_content_length');
+    if (Number(declared) > maxBytes) throw new PayloadTooLargeError(maxBytes);
+    return new Uint8Array(await request.arrayBuffer());
+  }
+  const stream = request.body;
+  if (!stream) return new Uint8Array(0);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new PayloadTooLargeError(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { ConfigError } from '../core/errors.js';
+import { splitSecrets } from '../core/secret-source.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Unset and empty both mean "use the default". */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const ConfigSchema = z.object({
+  PORT: optional(integer(0, 65535)),
+  HOST: optional(z.string().min(1)),
+  DATABASE_PATH: optional(z.string().min(1)),
+  SVC_WEBHOOK_SECRET: optional(z.string()),
+  WEBHOOK_PATH: optional(z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'must be a path starting with "/"')),
+  MAX_BODY_BYTES: optional(integer(1, 16 * 1024 * 1024)),
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  RETENTION_DAYS: optional(integer(2, 3650)),
+});
+
+/** The receiver's configuration, from the environment, with defaults applied. */
+export interface Config {
+  port: number;
+  host: string;
+  databasePath: string;
+  /** Secrets from `SVC_WEBHOOK_SECRET` (comma-separated; all accepted, for rotation). */
+  secrets: string[];
+  webhookPath: string;
+  maxBodyBytes: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+  retentionDays: number;
+}
+
+/**
+ * Validates the environment. Throws a ConfigError whose message is one line naming the
+ * variable (and never echoing a secret's value).
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'environment');
+    const shown = name === 'SVC_WEBHOOK_SECRET' ? '' : ` (got ${JSON.stringify(env[name])})`;
+    const message = name === 'RETENTION_DAYS' && issue.code === 'too_small'
+      ? 'must be at least 2: the sender retries for about 22.4 hours and dedupe must outlive that'
+      : issue.message;
+    throw new ConfigError(`invalid configuration: ${name} ${message}${shown}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT ?? 3000,
+    host: e.HOST ?? '0.0.0.0',
+    databasePath: e.DATABASE_PATH ?? './data/podhook.db',
+    secrets: splitSecrets(e.SVC_WEBHOOK_SECRET),
+    webhookPath: e.WEBHOOK_PATH ?? '/webhooks',
+    maxBodyBytes: e.MAX_BODY_BYTES ?? 262_144,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    retentionDays: e.RETENTION_DAYS ?? 30,
+  };
+}

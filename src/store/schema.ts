@@ -1,0 +1,73 @@
+import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * Raw bytes as a BLOB. better-sqlite3 returns a Buffer, D1 an array of numbers: both come back
+ * as a plain Uint8Array so the core sees one type.
+ */
+const bytes = customType<{ data: Uint8Array; driverData: Uint8Array | ArrayBuffer | number[] }>({
+  dataType: () => 'blob',
+  toDriver: (value) => value,
+  fromDriver: (value) => {
+    if (value instanceof Uint8Array) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    if (value instanceof ArrayBuffer) return new Uint8Array(value);
+    return Uint8Array.from(value);
+  },
+});
+
+/** The durable inbox: one row per event id, kept byte-exact for replay. Times are epoch milliseconds. */
+export const deliveries = sqliteTable(
+  'deliveries',
+  {
+    eventId: text('event_id').primaryKey(),
+    eventType: text('event_type').notNull(),
+    signatureT: integer('signature_t').notNull(),
+    /** SHA-256 of `<t>.<body>`: the same signed content under another id is a replay (409). */
+    contentDigest: bytes('content_digest').notNull(),
+    body: bytes('body').notNull(),
+    /** JSON object of the request headers kept for replay (never the signature). */
+    headers: text('headers').notNull(),
+    receivedAt: integer('received_at').notNull(),
+    lastReceivedAt: integer('last_received_at').notNull(),
+    deliveryCount: integer('delivery_count').notNull().default(1),
+    status: text('status', { enum: ['queued', 'processed', 'failed', 'dead', 'ignored'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    /** When the dispatcher should next run it (queued: at once; failed: after backoff). */
+    nextAttemptAt: integer('next_attempt_at'),
+    /** Dispatcher lease: the owner may run its handlers until `lease_until`. */
+    leaseOwner: text('lease_owner'),
+    leaseUntil: integer('lease_until'),
+    processedAt: integer('processed_at'),
+  },
+  (t) => [
+    uniqueIndex('deliveries_content_digest_uq').on(t.contentDigest),
+    index('deliveries_due_idx').on(t.status, t.nextAttemptAt),
+    index('deliveries_received_idx').on(t.receivedAt),
+  ],
+);
+
+/** Per-handler ledger: a success is recorded once, so a retry re-runs only the handlers that failed. */
+export const handlerRuns = sqliteTable(
+  'handler_runs',
+  {
+    eventId: text('event_id').notNull(),
+    handler: text('handler').notNull(),
+    status: text('status', { enum: ['succeeded', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.handler] })],
+);
+
+/** Signing secrets kept by `podhook register` / `podhook secrets add`; all are accepted at once. */
+export const webhookSecrets = sqliteTable('webhook_secrets', {
+  id: text('id').primaryKey(),
+  webhookId: text('webhook_id'),
+  url: text('url'),
+  /** JSON array of event types, or null for every event. */
+  eventTypes: text('event_types'),
+  secret: text('secret').notNull(),
+  fingerprint: text('fingerprint').notNull().unique(),
+  createdAt: integer('created_at').notNull(),
+});
