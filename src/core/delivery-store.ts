@@ -36,6 +36,10 @@ export interface DeliveryStore {
   list(options?: ListDeliveriesOptions): Promise<Delivery[]>;
   /** Secrets stored in the database, oldest first. */
   listSecrets(): Promise<StoredSecret[]>;
+  /** Stores a secret; resolves false when one with the same fingerprint is already there. */
+  addSecret(secret: StoredSecret): Promise<boolean>;
+  /** Removes secrets by id or fingerprint; resolves to how many were removed. */
+  removeSecret(idOrFingerprint: string): Promise<number>;
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>;
 }

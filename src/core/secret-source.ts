@@ -5,6 +5,8 @@
  */
 export interface SecretSource {
   getSecrets(): Promise<readonly string[]>;
+  /** Forces a re-read on the next call (after this process changed the stored secrets). */
+  invalidate(): void;
 }
 
 export interface SecretSourceOptions {
@@ -49,6 +51,9 @@ export function createSecretSource({
         loadedAt = now();
       }
       return cached!;
+    },
+    invalidate() {
+      cached = null;
     },
   };
 }

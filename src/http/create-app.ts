@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { PodhookError, UnavailableError } from '../core/errors.js';
+import { PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type ReceiveDelivery, type ReceiveResult } from '../core/receive-delivery.js';
 import { readBodyCapped } from './read-body.js';
@@ -114,6 +114,8 @@ export function createApp({
   app.onError((error, c) => {
     if (error instanceof PodhookError) {
       if (error instanceof UnavailableError) c.header('retry-after', String(error.retryAfterSeconds));
+      // The rest of an oversized body is never read: close the connection rather than reuse it.
+      if (error instanceof PayloadTooLargeError) c.header('connection', 'close');
       return c.json(errorBody(error.code, error.message, error.details), error.status as 400);
     }
     logger.error({ request_id: c.get('requestId'), err: describeCause(error) }, 'unhandled error');

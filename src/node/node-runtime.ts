@@ -32,14 +32,14 @@ export interface NodeRuntime {
  */
 export function createNodeRuntime({ config, logger, clock = systemClock, busyTimeoutMs }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
-  const store = createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) });
+  const baseStore = createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) });
 
   // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
   const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
   let seenVersion: unknown;
   const secrets = createSecretSource({
     configured: config.secrets,
-    loadStored: async () => (await store.listSecrets()).map((s) => s.secret),
+    loadStored: async () => (await baseStore.listSecrets()).map((s) => s.secret),
     maybeChanged: () => {
       const version = dataVersion.get();
       const changed = version !== seenVersion;
@@ -47,6 +47,13 @@ export function createNodeRuntime({ config, logger, clock = systemClock, busyTim
       return changed;
     },
   });
+
+  // Writes through this connection do not move data_version: drop the cache ourselves.
+  const store: DeliveryStore = {
+    ...baseStore,
+    addSecret: (s) => baseStore.addSecret(s).finally(() => secrets.invalidate()),
+    removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
+  };
 
   const receive = createReceiver({
     crypto: createNodeSignatureCrypto(),

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, sql, type Placeholder } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, or, sql, type Placeholder } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { ClaimResult, Delivery, DeliveryStore, ListDeliveriesOptions, NewDelivery, StoredSecret } from '../core/delivery-store.js';
 import * as schema from './schema.js';
@@ -187,6 +187,29 @@ export function createDrizzleStore(db: AnySqliteDatabase, { claim }: DrizzleStor
           createdAt: r.createdAt,
         }),
       );
+    },
+    async addSecret(secret) {
+      const inserted = await db
+        .insert(webhookSecrets)
+        .values({
+          id: secret.id,
+          webhookId: secret.webhookId,
+          url: secret.url,
+          eventTypes: secret.eventTypes ? JSON.stringify(secret.eventTypes) : null,
+          secret: secret.secret,
+          fingerprint: secret.fingerprint,
+          createdAt: secret.createdAt,
+        })
+        .onConflictDoNothing()
+        .returning({ id: webhookSecrets.id });
+      return inserted.length > 0;
+    },
+    async removeSecret(idOrFingerprint) {
+      const removed = await db
+        .delete(webhookSecrets)
+        .where(or(eq(webhookSecrets.id, idOrFingerprint), eq(webhookSecrets.fingerprint, idOrFingerprint)))
+        .returning({ id: webhookSecrets.id });
+      return removed.length;
     },
     async ping() {
       await db.run(sql`select 1`);

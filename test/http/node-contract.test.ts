@@ -1,0 +1,7 @@
+import { describeHttpContract } from '../contract/http-contract.js';
+import { openNodeTarget } from '../helpers/node-target.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+
+const tempDir = useTempDir();
+
+describeHttpContract('Node (better-sqlite3)', async (options) => openNodeTarget(tempDir(), options));

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/node/config.js';
+import { openDatabase } from '../../src/node/open-database.js';
+import { startServer, type RunningServer } from '../../src/node/serve.js';
+import { createDrizzleStore, createSyncClaimExecutor } from '../../src/store/drizzle-store.js';
+import { captureLogger } from '../helpers/capture-logger.js';
+import { postChunked } from '../helpers/http.js';
+import { openNodeTarget } from '../helpers/node-target.js';
+import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';
+import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+
+const tempDir = useTempDir();
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close(100);
+});
+
+async function serveOn(dir: string, env: Record<string, string> = {}) {
+  const config = parseConfig({ DATABASE_PATH: dbIn(dir), SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0', HOST: '127.0.0.1', ...env });
+  const log = captureLogger();
+  const server = await startServer({ config, logger: log.logger });
+  servers.push(server);
+  return { server, log };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('Node ingest: failure paths', () => {
+  it('answers 503 with Retry-After when the store cannot commit, acknowledges nothing, and recovers', async () => {
+    const dir = tempDir();
+    const target = openNodeTarget(dir, { secrets: [TEST_SECRET] }, { busyTimeoutMs: 50 });
+    target.setNow(FIXED_NOW_MS);
+    // Another process holds the write lock (a real SQLITE_BUSY, no mock).
+    const other = openDatabase(target.databasePath);
+    other.sqlite.exec('BEGIN IMMEDIATE');
+    const d = signDelivery();
+    const res = await target.fetch(toRequest(d));
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await res.json()).toMatchObject({ error: { code: 'unavailable' } });
+    other.sqlite.exec('ROLLBACK');
+    expect(await target.store.get(d.eventId)).toBeNull();
+    // The sender's retry then succeeds as a new delivery.
+    const retry = await target.fetch(toRequest(d));
+    expect(await retry.json()).toEqual({ received: true, event_id: d.eventId, duplicate: false });
+    other.close();
+    target.close();
+  });
+
+  it('logs one line per delivery with request id, event id, type, outcome, reason and latency; never a secret, signature or unauthenticated body', async () => {
+    const log = captureLogger();
+    const target = openNodeTarget(tempDir(), { secrets: [TEST_SECRET] }, { logger: log.logger });
+    target.setNow(FIXED_NOW_MS);
+    const marker = 'BODY-MARKER-7f3a';
+    const good = signDelivery({ body: { marker } });
+    const forged = signDelivery({ body: { marker }, secret: 'forged-secret-value' });
+    const malformed = signDelivery({ body: { marker }, signatureHeader: `t=1,v1=${'9'.repeat(63)}` });
+    await target.fetch(toRequest(good, undefined, { 'x-request-id': 'req-good-0001' }));
+    await target.fetch(toRequest(good, undefined, { 'x-request-id': 'req-dupe-0001' }));
+    await target.fetch(toRequest(forged, undefined, { 'x-request-id': 'req-forged-01' }));
+    await target.fetch(toRequest(malformed));
+    await target.fetch(toRequest({ ...good, headers: { ...good.headers, 'x-svc-event-id': randomUUID() } }));
+    target.close();
+
+    const records = log.records().filter((r) => r.msg === 'delivery');
+    expect(records).toHaveLength(5);
+    expect(records[0]).toMatchObject({ request_id: 'req-good-0001', event_id: good.eventId, event_type: 'pod.created', outcome: 'accepted', status: 200 });
+    expect(records[1]).toMatchObject({ request_id: 'req-dupe-0001', outcome: 'duplicate' });
+    expect(records[2]).toMatchObject({ request_id: 'req-forged-01', outcome: 'rejected', status: 401, reason: 'signature_mismatch', level: 40 });
+    expect(records[3]).toMatchObject({ status: 400, reason: 'malformed_signature:bad_v1_signature' });
+    expect(records[4]).toMatchObject({ status: 409, reason: 'replayed_content', level: 40 });
+    for (const r of records) expect(typeof r.latency_ms).toBe('number');
+
+    const text = log.text();
+    for (const secretish of [TEST_SECRET, 'forged-secret-value', marker]) expect(text).not.toContain(secretish);
+    for (const d of [good, forged, malformed]) {
+      const v1 = d.headers['x-svc-signature']!.split('v1=')[1]!;
+      expect(text).not.toContain(v1);
+    }
+  });
+
+  it('accepts a secret another process stores, without a restart', async () => {
+    const dir = tempDir();
+    const target = openNodeTarget(dir, { secrets: ['env-secret'] });
+    target.setNow(FIXED_NOW_MS);
+    expect((await target.fetch(toRequest(signDelivery({ secret: 'cli-secret' })))).status).toBe(401);
+    const cli = openDatabase(target.databasePath);
+    await createDrizzleStore(cli.db, { claim: createSyncClaimExecutor(cli.db) }).addSecret({
+      id: randomUUID(), webhookId: null, url: null, eventTypes: null, secret: 'cli-secret', fingerprint: 'fp-cli', createdAt: Date.now(),
+    });
+    cli.close();
+    expect((await target.fetch(toRequest(signDelivery({ secret: 'cli-secret' })))).status).toBe(200);
+    target.close();
+  });
+});
+
+describe('Node ingest over real HTTP on 127.0.0.1', () => {
+  it('gives exactly one duplicate:false to concurrent copies of one delivery', async () => {
+    const { server } = await serveOn(tempDir());
+    const d = signDelivery({ t: now() });
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body }).then((r) => r.json() as Promise<{ duplicate: boolean }>),
+      ),
+    );
+    expect(answers.filter((a) => a.duplicate === false)).toHaveLength(1);
+    expect((await server.runtime.store.get(d.eventId))!.deliveryCount).toBe(24);
+  });
+
+  it('refuses a chunked body over the cap while reading (413) and accepts one under it', async () => {
+    const { server } = await serveOn(tempDir(), { MAX_BODY_BYTES: '1024' });
+    const big = signDelivery({ t: now(), body: 'x'.repeat(64 * 1024) });
+    const chunks = Array.from({ length: 64 }, (_, i) => big.body.subarray(i * 1024, (i + 1) * 1024));
+    const res = await postChunked(`${server.url}/webhooks`, big.headers, chunks);
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'payload_too_large' } });
+    expect(await server.runtime.store.get(big.eventId)).toBeNull();
+
+    const small = signDelivery({ t: now(), body: { ok: true, pad: 'p'.repeat(500) } });
+    const half = small.body.length >> 1;
+    const ok = await postChunked(`${server.url}/webhooks`, small.headers, [small.body.subarray(0, half), small.body.subarray(half)]);
+    expect(ok.status).toBe(200);
+    expect(Array.from((await server.runtime.store.get(small.eventId))!.body)).toEqual(Array.from(small.body));
+  });
+
+  it('batches concurrent deliveries into shared commits and acknowledges each', async () => {
+    const { server } = await serveOn(tempDir());
+    const ds = Array.from({ length: 200 }, () => signDelivery({ t: now() }));
+    const statuses = await Promise.all(
+      ds.map((d) => fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body }).then((r) => r.status)),
+    );
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(await server.runtime.store.list({ limit: 1000 })).toHaveLength(200);
+  });
+});

@@ -1,0 +1,173 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { DeliveryStore, NewDelivery } from '../../src/core/delivery-store.js';
+
+export interface StoreUnderTest {
+  store: DeliveryStore;
+  close(): Promise<void> | void;
+}
+
+let clockMs = 1_790_000_000_000;
+
+export function newDelivery(overrides: Partial<NewDelivery> = {}): NewDelivery {
+  clockMs += 1000;
+  return {
+    eventId: randomUUID(),
+    eventType: 'pod.created',
+    signatureT: Math.floor(clockMs / 1000),
+    contentDigest: randomBytes(32),
+    body: new TextEncoder().encode(JSON.stringify({ n: clockMs })),
+    headers: { 'content-type': 'application/json', 'x-svc-event-type': 'pod.created' },
+    receivedAt: clockMs,
+    status: 'queued',
+    lastError: null,
+    ...overrides,
+  };
+}
+
+/**
+ * One battery of store tests, run against every backend (better-sqlite3 here, D1 in workerd):
+ * the `batteryOfTests(storageFactory)` pattern of Shopify's session storages.
+ */
+export function describeStoreContract(name: string, open: () => Promise<StoreUnderTest>) {
+  describe(`store contract: ${name}`, () => {
+    const withStore = (fn: (store: DeliveryStore) => Promise<void>) => async () => {
+      const s = await open();
+      try {
+        await fn(s.store);
+      } finally {
+        await s.close();
+      }
+    };
+
+    it(
+      'stores a new delivery byte-exact, with its headers and status',
+      withStore(async (store) => {
+        const body = new Uint8Array([0x7b, 0xff, 0x00, 0xfe, 0x7d]);
+        const d = newDelivery({ body });
+        expect(await store.claim([d])).toEqual([{ outcome: 'new' }]);
+        const row = await store.get(d.eventId);
+        expect(row).toMatchObject({
+          eventId: d.eventId,
+          eventType: 'pod.created',
+          signatureT: d.signatureT,
+          receivedAt: d.receivedAt,
+          lastReceivedAt: d.receivedAt,
+          deliveryCount: 1,
+          status: 'queued',
+          attempts: 0,
+          lastError: null,
+          nextAttemptAt: d.receivedAt,
+          headers: d.headers,
+        });
+        expect(row!.body).toBeInstanceOf(Uint8Array);
+        expect(Array.from(row!.body)).toEqual(Array.from(body));
+      }),
+    );
+
+    it(
+      'counts a duplicate of a stored id and keeps the first copy',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const retry = newDelivery({ eventId: d.eventId, signatureT: d.signatureT + 60, body: d.body });
+        expect(await store.claim([retry])).toEqual([{ outcome: 'duplicate', deliveryCount: 2 }]);
+        expect(await store.claim([retry])).toEqual([{ outcome: 'duplicate', deliveryCount: 3 }]);
+        const row = await store.get(d.eventId);
+        expect(row).toMatchObject({ deliveryCount: 3, receivedAt: d.receivedAt, lastReceivedAt: retry.receivedAt, signatureT: d.signatureT });
+      }),
+    );
+
+    it(
+      'reports a conflict for signed content stored under another id, and stores nothing',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const replay = newDelivery({ contentDigest: d.contentDigest, body: d.body });
+        expect(await store.claim([replay])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.get(replay.eventId)).toBeNull();
+        expect((await store.get(d.eventId))!.deliveryCount).toBe(1);
+      }),
+    );
+
+    it(
+      'reports a conflict for a stored id under another type, and counts nothing',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        expect(await store.claim([newDelivery({ eventId: d.eventId, eventType: 'pod.destroyed' })])).toEqual([
+          { outcome: 'conflict' },
+        ]);
+        expect(await store.get(d.eventId)).toMatchObject({ eventType: 'pod.created', deliveryCount: 1 });
+      }),
+    );
+
+    it(
+      'claims a batch in order: two copies of one id are new then duplicate',
+      withStore(async (store) => {
+        const d = newDelivery();
+        const other = newDelivery();
+        const results = await store.claim([d, { ...d }, other]);
+        expect(results).toEqual([{ outcome: 'new' }, { outcome: 'duplicate', deliveryCount: 2 }, { outcome: 'new' }]);
+      }),
+    );
+
+    it(
+      'keeps dead and ignored deliveries with their reason and no due time',
+      withStore(async (store) => {
+        const dead = newDelivery({ status: 'dead', lastError: 'invalid_json: x' });
+        const ignored = newDelivery({ eventType: 'pod.unknown', status: 'ignored', lastError: 'unknown event type' });
+        await store.claim([dead, ignored]);
+        expect(await store.get(dead.eventId)).toMatchObject({ status: 'dead', lastError: 'invalid_json: x', nextAttemptAt: null });
+        expect(await store.get(ignored.eventId)).toMatchObject({ status: 'ignored', nextAttemptAt: null });
+      }),
+    );
+
+    it(
+      'lists newest first with status, type, since and limit filters',
+      withStore(async (store) => {
+        const a = newDelivery();
+        const b = newDelivery({ eventType: 'pod.active' });
+        const c = newDelivery({ status: 'dead', lastError: 'empty_body' });
+        await store.claim([a, b, c]);
+        expect((await store.list()).map((d) => d.eventId)).toEqual([c.eventId, b.eventId, a.eventId]);
+        expect((await store.list({ status: 'dead' })).map((d) => d.eventId)).toEqual([c.eventId]);
+        expect((await store.list({ eventType: 'pod.active' })).map((d) => d.eventId)).toEqual([b.eventId]);
+        expect((await store.list({ since: b.receivedAt })).map((d) => d.eventId)).toEqual([c.eventId, b.eventId]);
+        expect(await store.list({ limit: 1 })).toHaveLength(1);
+      }),
+    );
+
+    it(
+      'finds an id case-insensitively',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        expect((await store.get(d.eventId.toUpperCase()))?.eventId).toBe(d.eventId);
+      }),
+    );
+
+    it(
+      'keeps secrets: add, list oldest first, refuse a second copy, remove by id or fingerprint',
+      withStore(async (store) => {
+        const s1 = { id: randomUUID(), webhookId: randomUUID(), url: 'https://example.com/h', eventTypes: ['pod.created'], secret: 's1', fingerprint: 'fp1', createdAt: 1 };
+        const s2 = { id: randomUUID(), webhookId: null, url: null, eventTypes: null, secret: 's2', fingerprint: 'fp2', createdAt: 2 };
+        expect(await store.addSecret(s2)).toBe(true);
+        expect(await store.addSecret(s1)).toBe(true);
+        expect(await store.addSecret({ ...s1, id: randomUUID() })).toBe(false);
+        expect(await store.listSecrets()).toEqual([s1, s2]);
+        expect(await store.removeSecret('fp1')).toBe(1);
+        expect(await store.removeSecret(s2.id)).toBe(1);
+        expect(await store.removeSecret('nothing')).toBe(0);
+        expect(await store.listSecrets()).toEqual([]);
+      }),
+    );
+
+    it(
+      'answers ping',
+      withStore(async (store) => {
+        await expect(store.ping()).resolves.toBeUndefined();
+      }),
+    );
+  });
+}
