@@ -1,0 +1,23 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The check a user would hand-write next to Express or bare Hono: parse `t` and `v1`, HMAC the
+ * raw body, compare in constant time, enforce the 300 s window. Used by the comparison targets.
+ */
+export function verifyPlain(header: string | undefined, body: Buffer, secret: string): boolean {
+  if (!header) return false;
+  let t: string | undefined;
+  const sigs: string[] = [];
+  for (const part of header.split(',')) {
+    const [k, v] = part.split('=');
+    if (k === 't') t = v;
+    else if (k === 'v1' && v) sigs.push(v);
+  }
+  if (!t || !/^\d+$/.test(t) || sigs.length === 0) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
+  const ok = sigs.some((s) => s.length === 64 && timingSafeEqual(Buffer.from(s, 'hex'), expected));
+  return ok && Math.abs(Math.floor(Date.now() / 1000) - Number(t)) <= 300;
+}
+
+export const TABLE_SQL = `create table if not exists events (
+  event_id text primary key, event_type text not null, body blob not null, received_at integer not null)`;
