@@ -19,6 +19,44 @@ export interface StoredSecret {
   createdAt: number;
 }
 
+/** One handler's record in the per-handler ledger. */
+export interface HandlerRun {
+  eventId: string;
+  handler: string;
+  status: 'succeeded' | 'failed';
+  attempts: number;
+  lastError: string | null;
+}
+
+export interface LeaseOptions {
+  /** Who takes the lease (one dispatcher: process id + random). */
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+}
+
+/** The result of one dispatch attempt, written atomically with its handler runs. */
+export interface DispatchOutcome {
+  eventId: string;
+  /** The lease owner: the row is only updated while this owner still holds it. */
+  owner: string;
+  status: 'processed' | 'failed' | 'dead' | 'ignored';
+  attempts: number;
+  lastError: string | null;
+  /** When to try again (`failed` only). */
+  nextAttemptAt: number | null;
+  now: number;
+  /** Handler runs of this attempt (not the ones skipped because they had already succeeded). */
+  runs: HandlerRun[];
+}
+
+export interface QueueStats {
+  queued: number;
+  failed: number;
+  dead: number;
+}
+
 /**
  * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
  * checked by one contract suite. All methods are async so one interface fits both drivers.
@@ -42,6 +80,23 @@ export interface DeliveryStore {
   removeSecret(idOrFingerprint: string): Promise<number>;
   /** Throws when the store cannot be reached. */
   ping(): Promise<void>;
+
+  /**
+   * Leases up to `limit` deliveries that are due (`queued`, or `failed` whose retry time has
+   * come) and not leased by a live owner, oldest due first. One statement: two dispatchers
+   * on one database never lease the same row.
+   */
+  leaseDue(options: LeaseOptions): Promise<Delivery[]>;
+  /** The ledger entries of these events. */
+  handlerRuns(eventIds: readonly string[]): Promise<HandlerRun[]>;
+  /** Records dispatch outcomes and their handler runs, all in one transaction, releasing the leases. */
+  completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<void>;
+  /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
+  releaseLeases(owner: string): Promise<number>;
+  /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger rows. */
+  prune(options: { before: number; limit: number }): Promise<number>;
+  /** Queue depth and dead letters (for metrics). */
+  queueStats(): Promise<QueueStats>;
 }
 
 export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery };

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
+import type { IngestOutcome } from '../core/ingest-outcome.js';
 import type { Logger } from '../core/logger.js';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type ReceiveDelivery, type ReceiveResult } from '../core/receive-delivery.js';
 import { readBodyCapped } from './read-body.js';
@@ -23,14 +24,6 @@ export interface AppOptions {
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Extra routes (e.g. `/metrics`) mounted by the runtime adapter. */
   extend?: (app: Hono<Env>) => void;
-}
-
-export interface IngestOutcome {
-  outcome: 'accepted' | 'duplicate' | 'ignored' | 'dead' | 'rejected';
-  status: number;
-  reason?: string;
-  eventType?: string;
-  latencyMs: number;
 }
 
 type Env = { Variables: { requestId: string } };

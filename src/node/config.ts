@@ -24,6 +24,13 @@ const ConfigSchema = z.object({
   MAX_BODY_BYTES: optional(integer(1, 16 * 1024 * 1024)),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
   RETENTION_DAYS: optional(integer(2, 3650)),
+  DISPATCHER: optional(z.enum(['on', 'off'], { error: 'must be on or off' })),
+  DISPATCH_CONCURRENCY: optional(integer(1, 1000)),
+  DISPATCH_MAX_ATTEMPTS: optional(integer(1, 100)),
+  DISPATCH_POLL_MS: optional(integer(10, 3_600_000)),
+  HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
+  RETRY_BASE_MS: optional(integer(1, 3_600_000)),
+  RETRY_MAX_MS: optional(integer(1, 86_400_000)),
 });
 
 /** The receiver's configuration, from the environment, with defaults applied. */
@@ -37,6 +44,16 @@ export interface Config {
   maxBodyBytes: number;
   logLevel: (typeof LOG_LEVELS)[number];
   retentionDays: number;
+  dispatch: {
+    /** `off` runs ingest only (another process dispatches from the same file). */
+    enabled: boolean;
+    concurrency: number;
+    maxAttempts: number;
+    pollMs: number;
+    handlerTimeoutMs: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+  };
 }
 
 /**
@@ -64,5 +81,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxBodyBytes: e.MAX_BODY_BYTES ?? 262_144,
     logLevel: e.LOG_LEVEL ?? 'info',
     retentionDays: e.RETENTION_DAYS ?? 30,
+    dispatch: {
+      enabled: (e.DISPATCHER ?? 'on') === 'on',
+      concurrency: e.DISPATCH_CONCURRENCY ?? 16,
+      maxAttempts: e.DISPATCH_MAX_ATTEMPTS ?? 8,
+      pollMs: e.DISPATCH_POLL_MS ?? 1000,
+      handlerTimeoutMs: e.HANDLER_TIMEOUT_MS ?? 30_000,
+      retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
+      retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
+    },
   };
 }

@@ -1,38 +1,63 @@
 import type { Hono } from 'hono';
+import { createBatcher } from '../core/batcher.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import type { HandlerDefinition } from '../core/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
-import { createGroupCommit } from '../core/group-commit.js';
+import { createDispatcher, type Dispatcher } from '../core/dispatcher.js';
 import type { Logger } from '../core/logger.js';
+import { createPodhookMetrics } from '../core/podhook-metrics.js';
 import { createReceiver } from '../core/receive-delivery.js';
+import { createRouter } from '../core/router.js';
 import { createSecretSource } from '../core/secret-source.js';
 import { createApp } from '../http/create-app.js';
-import { createDrizzleStore, createSyncClaimExecutor } from '../store/drizzle-store.js';
 import type { Config } from './config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
+import { createSqliteStore } from './sqlite-store.js';
 
 export interface NodeRuntimeOptions {
   config: Config;
   logger: Logger;
+  /** The handler modules (the serve command passes handlers/index.ts). */
+  handlers?: readonly HandlerDefinition[];
   clock?: Clock;
   /** How long a commit waits for another process's write lock before ingest answers 503. */
   busyTimeoutMs?: number;
+  /** Jitter source for retries (tests pin it). */
+  random?: () => number;
 }
 
 export interface NodeRuntime {
   app: Hono<{ Variables: { requestId: string } }>;
   store: DeliveryStore;
+  dispatcher: Dispatcher;
   database: OpenedDatabase;
-  close(): void;
+  /** Starts the dispatcher's poll timer and the retention prune (the server does; tests may not). */
+  startBackground(): void;
+  /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small transactions. */
+  prune(): Promise<number>;
+  /** Stops background work, lets in-flight handlers finish within `graceMs`, closes the database. */
+  close(graceMs?: number): Promise<void>;
 }
+
+const PRUNE_CHUNK = 500;
+const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
  * Wires the core for Node: better-sqlite3 store with group commit, `node:crypto` HMAC, secrets
- * from the environment and the database (re-read when another process changes the file).
+ * from the environment and the database (re-read when another process changes the file), the
+ * dispatcher woken after each commit, and `/metrics`.
  */
-export function createNodeRuntime({ config, logger, clock = systemClock, busyTimeoutMs }: NodeRuntimeOptions): NodeRuntime {
+export function createNodeRuntime({
+  config,
+  logger,
+  handlers = [],
+  clock = systemClock,
+  busyTimeoutMs,
+  random,
+}: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
-  const baseStore = createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) });
+  const baseStore = createSqliteStore(database);
 
   // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
   const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
@@ -47,7 +72,6 @@ export function createNodeRuntime({ config, logger, clock = systemClock, busyTim
       return changed;
     },
   });
-
   // Writes through this connection do not move data_version: drop the cache ourselves.
   const store: DeliveryStore = {
     ...baseStore,
@@ -55,11 +79,29 @@ export function createNodeRuntime({ config, logger, clock = systemClock, busyTim
     removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
   };
 
+  const metrics = createPodhookMetrics(store);
+  const d = config.dispatch;
+  const dispatcher = createDispatcher({
+    store,
+    router: createRouter(handlers),
+    logger,
+    clock,
+    owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    concurrency: d.concurrency,
+    maxAttempts: d.maxAttempts,
+    handlerTimeoutMs: d.handlerTimeoutMs,
+    retryBaseMs: d.retryBaseMs,
+    retryMaxMs: d.retryMaxMs,
+    random,
+    observer: metrics.observer,
+    schedule: setImmediate,
+  });
+
   const receive = createReceiver({
     crypto: createNodeSignatureCrypto(),
     clock,
     secrets,
-    claim: createGroupCommit({ execute: store.claim, schedule: setImmediate }),
+    claim: createBatcher({ execute: baseStore.claim, schedule: setImmediate }),
   });
 
   const app = createApp({
@@ -67,6 +109,11 @@ export function createNodeRuntime({ config, logger, clock = systemClock, busyTim
     logger,
     webhookPath: config.webhookPath,
     maxBodyBytes: config.maxBodyBytes,
+    onStored: d.enabled ? () => dispatcher.wake() : undefined,
+    onOutcome: metrics.onOutcome,
+    extend: (a) => {
+      a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+    },
     readiness: async () => {
       const checks: Record<string, string> = {};
       try {
@@ -84,5 +131,43 @@ export function createNodeRuntime({ config, logger, clock = systemClock, busyTim
     },
   });
 
-  return { app, store, database, close: () => database.close() };
+  async function prune(): Promise<number> {
+    const before = clock() - config.retentionDays * 86_400_000;
+    let total = 0;
+    for (;;) {
+      const removed = await store.prune({ before, limit: PRUNE_CHUNK });
+      total += removed;
+      if (removed < PRUNE_CHUNK) break;
+      // Small transactions, and a turn of the event loop between them, so ingest never stalls.
+      await new Promise((r) => setImmediate(r));
+    }
+    if (total > 0) logger.info({ removed: total, retention_days: config.retentionDays }, 'pruned old deliveries');
+    return total;
+  }
+
+  const timers: NodeJS.Timeout[] = [];
+  let closed: Promise<void> | undefined;
+  return {
+    app,
+    store,
+    dispatcher,
+    database,
+    prune,
+    startBackground() {
+      if (d.enabled) {
+        dispatcher.wake(); // whatever a previous process left queued or due
+        timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
+      }
+      const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
+      timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
+    },
+    close(graceMs = 10_000) {
+      closed ??= (async () => {
+        for (const t of timers) clearInterval(t);
+        await dispatcher.stop(graceMs);
+        database.close();
+      })();
+      return closed;
+    },
+  };
 }

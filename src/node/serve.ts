@@ -9,7 +9,10 @@ export interface RunningServer {
   url: string;
   port: number;
   runtime: NodeRuntime;
-  /** Stops accepting, lets in-flight requests finish within `graceMs`, then closes the database. */
+  /**
+   * Stops accepting, lets in-flight requests and handlers finish within `graceMs`, gives back
+   * unfinished leases, then closes the database.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -18,6 +21,7 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
   const { config, logger } = options;
   const runtime = createNodeRuntime(options);
   const server = await listen(runtime, config);
+  runtime.startBackground();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -50,6 +54,6 @@ async function shutdown(server: Server, runtime: NodeRuntime, logger: Logger, gr
   const timer = setTimeout(() => server.closeAllConnections(), graceMs);
   await closed;
   clearTimeout(timer);
-  runtime.close();
+  await runtime.close(graceMs);
   logger.info({}, 'stopped');
 }

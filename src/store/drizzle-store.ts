@@ -1,9 +1,17 @@
-import { and, asc, desc, eq, gte, or, sql, type Placeholder } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql, type Placeholder } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import type { ClaimResult, Delivery, DeliveryStore, ListDeliveriesOptions, NewDelivery, StoredSecret } from '../core/delivery-store.js';
+import type {
+  ClaimResult,
+  Delivery,
+  DeliveryStore,
+  HandlerRun,
+  ListDeliveriesOptions,
+  NewDelivery,
+  StoredSecret,
+} from '../core/delivery-store.js';
 import * as schema from './schema.js';
 
-const { deliveries, webhookSecrets } = schema;
+const { deliveries, handlerRuns, webhookSecrets } = schema;
 
 /** Any drizzle SQLite database over this schema: better-sqlite3 (sync) or D1 (async). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -125,9 +133,40 @@ export function createBatchClaimExecutor(db: AnySqliteDatabase & { batch: (q: ne
   };
 }
 
-export interface DrizzleStoreOptions {
+/** A statement with RETURNING, as both drivers run it in a transaction or batch. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ReturningQuery = { all(): any };
+
+/** What differs between drivers: how claims and multi-statement writes run atomically. */
+export interface StoreDriver {
   claim: ClaimExecutor;
+  /** Runs statements (each with RETURNING) in one transaction; resolves with each one's rows. */
+  atomic(queries: readonly ReturningQuery[]): Promise<unknown[][]>;
 }
+
+/** better-sqlite3: prepared claims, and synchronous transactions (an async callback would throw). */
+export function createSyncDriver(db: AnySqliteDatabase & BaseSQLiteDatabase<'sync', unknown, typeof schema>): StoreDriver {
+  return {
+    claim: createSyncClaimExecutor(db),
+    async atomic(queries) {
+      return db.transaction(() => queries.map((q) => q.all() as unknown[]));
+    },
+  };
+}
+
+/** D1: no interactive transactions, so every multi-statement write is one atomic `batch`. */
+export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]> }): StoreDriver {
+  return {
+    claim: createBatchClaimExecutor(db),
+    async atomic(queries) {
+      if (queries.length === 0) return [];
+      return (await db.batch(queries as never)) as unknown[][];
+    },
+  };
+}
+
+/** D1 refuses statements with more than 100 bound parameters. */
+const MAX_IDS_PER_QUERY = 90;
 
 type DeliveryRow = typeof deliveries.$inferSelect;
 
@@ -153,7 +192,8 @@ function toDelivery(row: DeliveryRow): Delivery {
  * The one store implementation, typed over both SQLite drivers: every query is awaited, which
  * is a no-op on better-sqlite3 and required on D1. Only the claim's atomic execution differs.
  */
-export function createDrizzleStore(db: AnySqliteDatabase, { claim }: DrizzleStoreOptions): DeliveryStore {
+export function createDrizzleStore(db: AnySqliteDatabase, { claim, atomic }: StoreDriver): DeliveryStore {
+  const PRUNABLE = ['processed', 'ignored'] as const;
   return {
     claim,
     async get(eventId) {
@@ -213,6 +253,111 @@ export function createDrizzleStore(db: AnySqliteDatabase, { claim }: DrizzleStor
     },
     async ping() {
       await db.run(sql`select 1`);
+    },
+
+    async leaseDue({ owner, now, leaseMs, limit }) {
+      const due = db
+        .select({ id: deliveries.eventId })
+        .from(deliveries)
+        .where(
+          and(
+            inArray(deliveries.status, ['queued', 'failed']),
+            lte(deliveries.nextAttemptAt, now),
+            or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now)),
+          ),
+        )
+        .orderBy(asc(deliveries.nextAttemptAt))
+        .limit(limit);
+      const rows = await db
+        .update(deliveries)
+        .set({ leaseOwner: owner, leaseUntil: now + leaseMs })
+        .where(inArray(deliveries.eventId, due))
+        .returning();
+      return rows.map(toDelivery).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+    },
+
+    async handlerRuns(eventIds) {
+      const out: HandlerRun[] = [];
+      for (let i = 0; i < eventIds.length; i += MAX_IDS_PER_QUERY) {
+        const rows = await db
+          .select()
+          .from(handlerRuns)
+          .where(inArray(handlerRuns.eventId, eventIds.slice(i, i + MAX_IDS_PER_QUERY)));
+        for (const r of rows) {
+          out.push({ eventId: r.eventId, handler: r.handler, status: r.status, attempts: r.attempts, lastError: r.lastError });
+        }
+      }
+      return out;
+    },
+
+    async completeDispatch(outcomes) {
+      const queries: ReturningQuery[] = [];
+      for (const o of outcomes) {
+        for (const run of o.runs) {
+          queries.push(
+            db
+              .insert(handlerRuns)
+              .values({ ...run, updatedAt: o.now })
+              .onConflictDoUpdate({
+                target: [handlerRuns.eventId, handlerRuns.handler],
+                set: { status: run.status, attempts: run.attempts, lastError: run.lastError, updatedAt: o.now },
+              })
+              .returning({ eventId: handlerRuns.eventId }),
+          );
+        }
+        queries.push(
+          db
+            .update(deliveries)
+            .set({
+              status: o.status,
+              attempts: o.attempts,
+              lastError: o.lastError,
+              nextAttemptAt: o.nextAttemptAt,
+              processedAt: o.status === 'processed' ? o.now : null,
+              leaseOwner: null,
+              leaseUntil: null,
+            })
+            .where(and(eq(deliveries.eventId, o.eventId), eq(deliveries.leaseOwner, o.owner)))
+            .returning({ eventId: deliveries.eventId }),
+        );
+      }
+      await atomic(queries);
+    },
+
+    async releaseLeases(owner) {
+      const rows = await db
+        .update(deliveries)
+        .set({ leaseOwner: null, leaseUntil: null })
+        .where(eq(deliveries.leaseOwner, owner))
+        .returning({ eventId: deliveries.eventId });
+      return rows.length;
+    },
+
+    async prune({ before, limit }) {
+      // The same ordered subquery picks the victims for both deletes, inside one transaction.
+      const victims = () =>
+        db
+          .select({ id: deliveries.eventId })
+          .from(deliveries)
+          .where(and(lt(deliveries.receivedAt, before), inArray(deliveries.status, [...PRUNABLE])))
+          .orderBy(asc(deliveries.receivedAt))
+          .limit(limit);
+      const [, removed] = await atomic([
+        db.delete(handlerRuns).where(inArray(handlerRuns.eventId, victims())).returning({ eventId: handlerRuns.eventId }),
+        db.delete(deliveries).where(inArray(deliveries.eventId, victims())).returning({ eventId: deliveries.eventId }),
+      ]);
+      return removed!.length;
+    },
+
+    async queueStats() {
+      const rows = await db
+        .select({ status: deliveries.status, count: sql<number>`count(*)` })
+        .from(deliveries)
+        .where(inArray(deliveries.status, ['queued', 'failed', 'dead']))
+        .groupBy(deliveries.status);
+      const stats = { queued: 0, failed: 0, dead: 0 };
+      for (const r of rows) stats[r.status as keyof typeof stats] = Number(r.count);
+      return stats;
     },
   };
 }

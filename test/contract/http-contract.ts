@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryStore } from '../../src/core/delivery-store.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest, type SignedDelivery } from '../helpers/sign.js';
 
 export interface HttpTargetOptions {
@@ -296,13 +297,4 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
       }),
     );
   });
-}
-
-/** Polls until `check` holds (for changes another connection makes), failing after `ms`. */
-async function waitFor(check: () => Promise<boolean>, ms = 3000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

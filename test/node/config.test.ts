@@ -13,6 +13,15 @@ describe('parseConfig', () => {
       maxBodyBytes: 262144,
       logLevel: 'info',
       retentionDays: 30,
+      dispatch: {
+        enabled: true,
+        concurrency: 16,
+        maxAttempts: 8,
+        pollMs: 1000,
+        handlerTimeoutMs: 30000,
+        retryBaseMs: 2000,
+        retryMaxMs: 900000,
+      },
     });
   });
 

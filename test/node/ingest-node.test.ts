@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/node/config.js';
 import { openDatabase } from '../../src/node/open-database.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
-import { createDrizzleStore, createSyncClaimExecutor } from '../../src/store/drizzle-store.js';
+import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { postChunked } from '../helpers/http.js';
 import { openNodeTarget } from '../helpers/node-target.js';
@@ -85,8 +85,8 @@ describe('Node ingest: failure paths', () => {
     const target = openNodeTarget(dir, { secrets: ['env-secret'] });
     target.setNow(FIXED_NOW_MS);
     expect((await target.fetch(toRequest(signDelivery({ secret: 'cli-secret' })))).status).toBe(401);
-    const cli = openDatabase(target.databasePath);
-    await createDrizzleStore(cli.db, { claim: createSyncClaimExecutor(cli.db) }).addSecret({
+    const cli = openSqliteStore(target.databasePath);
+    await cli.store.addSecret({
       id: randomUUID(), webhookId: null, url: null, eventTypes: null, secret: 'cli-secret', fingerprint: 'fp-cli', createdAt: Date.now(),
     });
     cli.close();

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/node/open-database.js';
-import { createDrizzleStore, createSyncClaimExecutor } from '../../src/store/drizzle-store.js';
+import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { runCli, spawnServer } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -34,11 +34,10 @@ describe('podhook serve as a process', () => {
     await Promise.all(senders);
     expect(acked.length).toBeGreaterThan(20);
 
-    const database = openDatabase(path);
-    const store = createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) });
+    const { store, close } = openSqliteStore(path);
     const stored = new Set((await store.list({ limit: 1_000_000 })).map((d) => d.eventId));
     expect(acked.filter((id) => !stored.has(id))).toEqual([]);
-    database.close();
+    close();
   });
 
   it('stops gracefully on SIGTERM with exit code 0', async () => {
@@ -87,14 +86,19 @@ describe('podhook deliveries', () => {
     for (const d of [first, second, first]) {
       expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body })).status).toBe(200);
     }
+    // The CLI reads the file while the server runs (WAL); wait for the handlers to have run.
+    let result = await runCli(['deliveries', '--json'], { DATABASE_PATH: path });
+    await waitFor(async () => {
+      result = await runCli(['deliveries', '--json'], { DATABASE_PATH: path });
+      return (JSON.parse(result.stdout) as { status: string }[]).every((r) => r.status === 'processed');
+    }, 15_000);
     server.child.kill('SIGTERM');
     await once(server.child, 'exit');
 
-    const result = await runCli(['deliveries', '--json'], { DATABASE_PATH: path });
     expect(result.code).toBe(0);
     const rows = JSON.parse(result.stdout) as Record<string, unknown>[];
     expect(rows.map((r) => r.event_id)).toEqual([second.eventId, first.eventId]);
-    expect(rows[1]).toMatchObject({ event_type: 'pod.created', status: 'queued', attempts: 0, delivery_count: 2, last_error: null });
+    expect(rows[1]).toMatchObject({ event_type: 'pod.created', status: 'processed', attempts: 1, delivery_count: 2, last_error: null });
     expect(new Date(rows[1]!.received_at as string).getTime()).toBeGreaterThan(0);
 
     const filtered = await runCli(['deliveries', '--json', '--type', 'pod.backup.failed'], { DATABASE_PATH: path });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createDrizzleStore, createSyncClaimExecutor } from '../../src/store/drizzle-store.js';
 import { openDatabase } from '../../src/node/open-database.js';
+import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { describeStoreContract, newDelivery } from './store-contract.js';
 import { statSync } from 'node:fs';
@@ -8,8 +8,8 @@ import { statSync } from 'node:fs';
 const tempDir = useTempDir();
 
 describeStoreContract('better-sqlite3', async () => {
-  const database = openDatabase(dbIn(tempDir()));
-  return { store: createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) }), close: () => database.close() };
+  const { store, close } = openSqliteStore(dbIn(tempDir()));
+  return { store, close };
 });
 
 describe('better-sqlite3 database file', () => {
@@ -24,13 +24,12 @@ describe('better-sqlite3 database file', () => {
 
   it('keeps what was claimed across a reopen', async () => {
     const path = dbIn(tempDir());
-    const first = openDatabase(path);
+    const first = openSqliteStore(path);
     const d = newDelivery();
-    await createDrizzleStore(first.db, { claim: createSyncClaimExecutor(first.db) }).claim([d]);
+    await first.store.claim([d]);
     first.close();
-    const second = openDatabase(path);
-    const row = await createDrizzleStore(second.db, { claim: createSyncClaimExecutor(second.db) }).get(d.eventId);
-    expect(row?.eventId).toBe(d.eventId);
+    const second = openSqliteStore(path);
+    expect((await second.store.get(d.eventId))?.eventId).toBe(d.eventId);
     second.close();
   });
 });

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from '../../core/delivery.js';
-import { createDrizzleStore, createSyncClaimExecutor } from '../../store/drizzle-store.js';
 import { parseConfig } from '../../node/config.js';
-import { openDatabase } from '../../node/open-database.js';
+import { openSqliteStore } from '../../node/sqlite-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 
 /** The JSON shape of a delivery in CLI output (no body: see `podhook export`). */
@@ -56,9 +55,8 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
       io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH, or start the server once)\n`);
       return EXIT.failure;
     }
-    const database = openDatabase(config.databasePath);
+    const { store, close } = openSqliteStore(config.databasePath);
     try {
-      const store = createDrizzleStore(database.db, { claim: createSyncClaimExecutor(database.db) });
       const rows = await store.list({
         status: status as DeliveryStatus | undefined,
         eventType: values.type as string | undefined,
@@ -73,7 +71,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
       }
       return EXIT.ok;
     } finally {
-      database.close();
+      close();
     }
   },
 });

@@ -1,3 +1,4 @@
+import { handlers } from '../../../handlers/index.js';
 import { parseConfig } from '../../node/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
@@ -11,7 +12,13 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   WEBHOOK_PATH          the ingest route                   (/webhooks)
   MAX_BODY_BYTES        body cap                           (262144)
   LOG_LEVEL             pino level                         (info)
-  RETENTION_DAYS        days processed rows are kept (>= 2) (30)`;
+  RETENTION_DAYS        days processed rows are kept (>= 2) (30)
+  DISPATCHER            on | off (off: ingest only)         (on)
+  DISPATCH_CONCURRENCY  deliveries dispatched at once        (16)
+  DISPATCH_MAX_ATTEMPTS attempts before a delivery is dead   (8)
+  DISPATCH_POLL_MS      how often due retries are looked for (1000)
+  HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
+  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)`;
 
 export const serveCommand = defineCommand({
   name: 'serve',
@@ -19,7 +26,7 @@ export const serveCommand = defineCommand({
   usage: 'podhook serve',
   help: `${CONFIG_HELP}
 
-Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz.
+Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics.
 Stops gracefully on SIGTERM or SIGINT.
 
 Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,
@@ -27,15 +34,14 @@ Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configurati
   async run(_args, io) {
     const config = parseConfig(io.env);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
-    const server = await startServer({ config, logger });
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        logger.info({ signal }, 'signal received');
-        void server.close().then(resolve);
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+    // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
+    const signal = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
     });
+    const server = await startServer({ config, logger, handlers });
+    logger.info({ signal: await signal }, 'signal received');
+    await server.close();
     return EXIT.ok;
   },
 });

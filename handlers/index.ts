@@ -1,0 +1,28 @@
+// The handler registry: every module listed explicitly (no directory scanning at run time), so
+// Node and bundlers for the edge worker load the same set. Add your own modules here.
+import type { HandlerDefinition } from '../src/index.js';
+import podActionQueued from './pod-action-queued.js';
+import podActive from './pod-active.js';
+import podBackupCompleted from './pod-backup-completed.js';
+import podBackupFailed from './pod-backup-failed.js';
+import podCreated from './pod-created.js';
+import podDestroyFailed from './pod-destroy-failed.js';
+import podDestroyed from './pod-destroyed.js';
+import podExpiring from './pod-expiring.js';
+import podRenewalFailed from './pod-renewal-failed.js';
+import podRenewed from './pod-renewed.js';
+import podStatusChanged from './pod-status-changed.js';
+
+export const handlers: readonly HandlerDefinition[] = [
+  podCreated,
+  podActive,
+  podDestroyed,
+  podDestroyFailed,
+  podActionQueued,
+  podStatusChanged,
+  podRenewed,
+  podRenewalFailed,
+  podExpiring,
+  podBackupCompleted,
+  podBackupFailed,
+];

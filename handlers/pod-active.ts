@@ -1,0 +1,7 @@
+import { defineHandler } from '../src/index.js';
+import { field, podFields } from './_fields.js';
+
+/** `pod.active`: the pod finished provisioning and is serving. */
+export default defineHandler('pod.active', async function podActive(event, { log }) {
+  log.info({ ...podFields(event.payload), endpoint: field(event.payload, 'base_url') }, 'pod active');
+});

@@ -1,0 +1,7 @@
+import { defineHandler } from '../src/index.js';
+import { field, podFields } from './_fields.js';
+
+/** `pod.backup.failed`: a backup of the pod failed; the last good backup is older than you think. */
+export default defineHandler('pod.backup.failed', async function podBackupFailed(event, { log }) {
+  log.warn({ ...podFields(event.payload), backup_id: field(event.payload, 'backupId') ?? field(event.payload, 'backup_id'), error: field(event.payload, 'error') }, 'pod backup failed');
+});

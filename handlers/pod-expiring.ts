@@ -1,0 +1,7 @@
+import { defineHandler } from '../src/index.js';
+import { field, podFields } from './_fields.js';
+
+/** `pod.expiring`: the pod's paid period ends soon. */
+export default defineHandler('pod.expiring', async function podExpiring(event, { log }) {
+  log.warn({ ...podFields(event.payload), expires_at: field(event.payload, 'expires_at'), auto_renew: field(event.payload, 'auto_renew'), is_trial: field(event.payload, 'is_trial') }, 'pod expiring');
+});

@@ -1,0 +1,7 @@
+import { defineHandler } from '../src/index.js';
+import { field, podFields } from './_fields.js';
+
+/** `pod.renewed`: the pod's billing period was renewed. */
+export default defineHandler('pod.renewed', async function podRenewed(event, { log }) {
+  log.info({ ...podFields(event.payload), expires_at: field(event.payload, 'expires_at'), auto_renew: field(event.payload, 'auto_renew') }, 'pod renewed');
+});

@@ -1,0 +1,58 @@
+export interface BatcherOptions<I, O> {
+  /** Runs one batch (one transaction, one sync); resolves with one result per item, in order. */
+  execute: (batch: readonly I[]) => Promise<O[]>;
+  /** Flush at once when this many are waiting. */
+  maxBatch?: number;
+  /**
+   * Defers the flush so every item already on its way joins the batch. Node passes
+   * `setImmediate` (after the poll phase has read every ready socket); default a 0 ms timer.
+   */
+  schedule?: (flush: () => void) => void;
+}
+
+/**
+ * Group commit: items submitted together share one `execute` call. Each caller's promise
+ * settles after its own batch has run (or failed, so nothing is acknowledged early). Batches
+ * run one at a time, in submission order. Ingest uses it for claims, the dispatcher for
+ * recording handler outcomes.
+ *
+ * @example
+ * const claim = createBatcher({ execute: store.claim, schedule: setImmediate });
+ * const result = await claim(delivery); // settles after the batch's commit
+ */
+export function createBatcher<I, O>({
+  execute,
+  maxBatch = 512,
+  schedule = (flush) => void setTimeout(flush, 0),
+}: BatcherOptions<I, O>): (item: I) => Promise<O> {
+  type Waiter = { item: I; resolve: (r: O) => void; reject: (e: unknown) => void };
+  let waiting: Waiter[] = [];
+  let scheduled = false;
+  let running: Promise<void> = Promise.resolve();
+
+  const flush = () => {
+    scheduled = false;
+    if (waiting.length === 0) return;
+    const batch = waiting;
+    waiting = [];
+    running = running.then(async () => {
+      try {
+        const results = await execute(batch.map((w) => w.item));
+        batch.forEach((w, i) => w.resolve(results[i]!));
+      } catch (error) {
+        for (const w of batch) w.reject(error);
+      }
+    });
+  };
+
+  return function submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (waiting.length >= maxBatch) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        schedule(flush);
+      }
+    });
+  };
+}

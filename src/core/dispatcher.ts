@@ -1,0 +1,300 @@
+import { retryDelayMs } from './backoff.js';
+import { createBatcher } from './batcher.js';
+import { systemClock, type Clock } from './clock.js';
+import type { HandlerDefinition, PodEvent } from './define-handler.js';
+import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from './delivery-store.js';
+import type { EventType } from './event-types.js';
+import type { Logger } from './logger.js';
+import type { Router } from './router.js';
+
+/** Hooks for metrics; every method optional. */
+export interface DispatchObserver {
+  /** A handler started: `lagMs` is the time from receipt to this start. */
+  handlerStarted?(handler: string, eventType: string, lagMs: number): void;
+  handlerFinished?(handler: string, eventType: string, outcome: 'succeeded' | 'failed' | 'timeout' | 'invalid_payload', durationMs: number): void;
+  deliveryFinished?(eventType: string, status: DispatchOutcome['status']): void;
+}
+
+export interface DispatcherOptions {
+  store: DeliveryStore;
+  router: Router;
+  logger: Logger;
+  clock?: Clock;
+  /** This dispatcher's lease owner id. */
+  owner?: string;
+  /** Dispatch attempts before a delivery is `dead` (default 8). */
+  maxAttempts?: number;
+  /** Time limit per handler call, unless the handler sets its own (default 30 s). */
+  handlerTimeoutMs?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Deliveries dispatched at once (default 16). */
+  concurrency?: number;
+  random?: () => number;
+  observer?: DispatchObserver;
+  /** How completion writes are deferred to share a transaction (Node: setImmediate). */
+  schedule?: (flush: () => void) => void;
+}
+
+export interface Dispatcher {
+  /** Asks for a drain soon (after an ingest commit, on a timer); calls coalesce. */
+  wake(): void;
+  /** Drains every due delivery and waits for their handlers (the Worker's cron and waitUntil). */
+  runUntilIdle(): Promise<void>;
+  /** Stops leasing, waits for in-flight handlers up to `graceMs`, then gives back unfinished leases. */
+  stop(graceMs?: number): Promise<void>;
+  readonly owner: string;
+}
+
+class HandlerTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms`);
+    this.name = 'HandlerTimeoutError';
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Drains the durable inbox: leases due deliveries, runs the handlers that have not yet
+ * succeeded for each (the per-handler ledger), and records the outcome with retries,
+ * exponential backoff with jitter, a time limit per call and dead letters.
+ */
+export function createDispatcher({
+  store,
+  router,
+  logger,
+  clock = systemClock,
+  owner = `dispatcher-${crypto.randomUUID()}`,
+  maxAttempts = 8,
+  handlerTimeoutMs = 30_000,
+  retryBaseMs = 2_000,
+  retryMaxMs = 15 * 60_000,
+  concurrency = 16,
+  random = Math.random,
+  observer = {},
+  schedule,
+}: DispatcherOptions): Dispatcher {
+  const longestTimeout = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0));
+  // A lease outlives the longest handler run, so no other dispatcher starts the same handler.
+  const leaseMs = longestTimeout + 30_000;
+  const complete = createBatcher<DispatchOutcome, void>({
+    execute: async (batch) => {
+      await store.completeDispatch(batch);
+      return batch.map(() => undefined);
+    },
+    schedule,
+  });
+
+  const inflight = new Set<Promise<void>>();
+  const controllers = new Set<AbortController>();
+  let stopped = false;
+
+  /** Leases and starts due deliveries until none is left; resolves with how many it started. */
+  async function drain(): Promise<number> {
+    let started = 0;
+    while (!stopped) {
+      if (inflight.size >= concurrency) {
+        await Promise.race(inflight);
+        continue;
+      }
+      let leased: Delivery[];
+      let ledger: HandlerRun[];
+      try {
+        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: concurrency - inflight.size });
+        if (leased.length === 0) return started;
+        ledger = await store.handlerRuns(leased.map((d) => d.eventId));
+      } catch (error) {
+        // Leases taken expire by themselves; the next wake or poll tries again.
+        logger.error({ err: (error as Error).message }, 'dispatcher could not lease deliveries');
+        return started;
+      }
+      for (const delivery of leased) {
+        const runs = ledger.filter((r) => r.eventId === delivery.eventId);
+        const p: Promise<void> = dispatchOne(delivery, runs)
+          .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
+          .finally(() => inflight.delete(p));
+        inflight.add(p);
+        started++;
+      }
+    }
+    return started;
+  }
+
+  async function dispatchOne(delivery: Delivery, ledger: HandlerRun[]): Promise<void> {
+    const now = () => clock();
+    const handlers = router.handlersFor(delivery.eventType);
+    const base = { eventId: delivery.eventId, owner, nextAttemptAt: null, runs: [] as HandlerRun[] };
+    if (handlers.length === 0) {
+      await finish({ ...base, status: 'ignored', attempts: delivery.attempts, lastError: 'no handler for this event type', now: now() }, delivery);
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(utf8.decode(delivery.body));
+    } catch (error) {
+      await finish({ ...base, status: 'dead', attempts: delivery.attempts, lastError: `invalid_json: ${(error as Error).message}`, now: now() }, delivery);
+      return;
+    }
+
+    const succeeded = new Set(ledger.filter((r) => r.status === 'succeeded').map((r) => r.handler));
+    const pending = handlers.filter((h) => !succeeded.has(h.name));
+    const results = await Promise.all(
+      pending.map((h) => runHandler(h, delivery, payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
+    );
+
+    const runs: HandlerRun[] = results.map((r) => ({
+      eventId: delivery.eventId,
+      handler: r.handler,
+      status: r.ok ? 'succeeded' : 'failed',
+      attempts: r.attempt,
+      lastError: r.error,
+    }));
+    const failures = results.filter((r) => !r.ok);
+    const attempts = delivery.attempts + 1;
+    const lastError = failures.map((f) => `${f.handler}: ${f.error}`).join('; ').slice(0, 2000) || null;
+    let outcome: DispatchOutcome;
+    if (failures.length === 0) {
+      outcome = { ...base, runs, status: 'processed', attempts, lastError: null, now: now() };
+    } else if (failures.some((f) => f.permanent) || attempts >= maxAttempts) {
+      outcome = { ...base, runs, status: 'dead', attempts, lastError, now: now() };
+    } else {
+      const at = now();
+      outcome = {
+        ...base,
+        runs,
+        status: 'failed',
+        attempts,
+        lastError,
+        now: at,
+        nextAttemptAt: at + retryDelayMs(attempts, { baseMs: retryBaseMs, maxMs: retryMaxMs, random }),
+      };
+    }
+    await finish(outcome, delivery);
+  }
+
+  async function finish(outcome: DispatchOutcome, delivery: Delivery) {
+    await complete(outcome);
+    observer.deliveryFinished?.(delivery.eventType, outcome.status);
+    if (outcome.status === 'dead') {
+      logger.warn({ event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, last_error: outcome.lastError }, 'delivery dead');
+    } else if (outcome.status === 'failed') {
+      logger.info(
+        { event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, next_attempt_at: new Date(outcome.nextAttemptAt!).toISOString() },
+        'delivery will retry',
+      );
+    }
+  }
+
+  async function runHandler(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number) {
+    const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
+    const started = clock();
+    const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
+    const result = { handler: h.name, attempt, ok: false, permanent: false, error: null as string | null };
+    const report = (outcome: 'succeeded' | 'failed' | 'timeout' | 'invalid_payload') => {
+      const durationMs = clock() - started;
+      observer.handlerFinished?.(h.name, delivery.eventType, outcome, durationMs);
+      const line = { duration_ms: durationMs, outcome, ...(result.error ? { error: result.error } : {}) };
+      if (outcome === 'succeeded') log.info(line, 'handler run');
+      else log.warn(line, 'handler run');
+    };
+
+    let parsed: unknown = payload;
+    if (h.schema) {
+      const check = h.schema.safeParse(payload);
+      if (!check.success) {
+        result.permanent = true;
+        result.error = `invalid_payload: ${check.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+        report('invalid_payload');
+        return result;
+      }
+      parsed = check.data;
+    } else if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      result.permanent = true;
+      result.error = 'invalid_payload: the body is not a JSON object';
+      report('invalid_payload');
+      return result;
+    }
+
+    const controller = new AbortController();
+    controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
+    const aborted = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    });
+    aborted.catch(() => {});
+    const event: PodEvent<EventType, unknown> = {
+      id: delivery.eventId,
+      type: delivery.eventType as EventType,
+      signatureTimestamp: delivery.signatureT,
+      receivedAt: new Date(delivery.receivedAt),
+      payload: parsed,
+      rawBody: delivery.body,
+      attempt,
+    };
+    observer.handlerStarted?.(h.name, delivery.eventType, started - delivery.receivedAt);
+    try {
+      // A handler that ignores its signal is no longer awaited after its time limit.
+      await Promise.race([Promise.resolve().then(() => h.handle(event, { log, signal: controller.signal })), aborted]);
+      result.ok = true;
+      report('succeeded');
+    } catch (error) {
+      result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      report(error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+    } finally {
+      clearTimeout(timer);
+      controllers.delete(controller);
+    }
+    return result;
+  }
+
+  let draining: Promise<number> | null = null;
+  let again = false;
+  function wake(): Promise<number> {
+    if (stopped) return Promise.resolve(0);
+    if (draining) {
+      again = true;
+      return draining;
+    }
+    const current = drain().finally(() => {
+      draining = null;
+      if (again) {
+        again = false;
+        void wake();
+      }
+    });
+    draining = current;
+    return current;
+  }
+
+  return {
+    owner,
+    wake() {
+      void wake();
+    },
+    async runUntilIdle() {
+      for (;;) {
+        const started = await wake();
+        await Promise.all(inflight);
+        if (started === 0 && !draining && inflight.size === 0) return;
+      }
+    },
+    async stop(graceMs = 10_000) {
+      stopped = true;
+      await draining;
+      const all = Promise.all(inflight);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = await Promise.race([
+        all.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        logger.warn({ in_flight: inflight.size }, 'handlers still running at shutdown: aborting them');
+        for (const c of controllers) c.abort(new Error('shutting down'));
+        await all; // settles at once: each run is raced against its signal
+      }
+      await store.releaseLeases(owner).catch(() => 0);
+    },
+  };
+}
