@@ -77,7 +77,7 @@ export function createDispatcher({
 }: DispatcherOptions): Dispatcher {
   const longestTimeout = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0));
   // A lease outlives the longest handler run, so no other dispatcher starts the same handler.
-  const leaseMs = longestTimeout + 30_000;
+  const leaseMs = longestTimeout + 5_000;
   const complete = createBatcher<DispatchOutcome, void>({
     execute: async (batch) => {
       await store.completeDispatch(batch);

@@ -7,7 +7,7 @@ type Labels = Record<string, string>;
 const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 const labelText = (labels: Labels, extra?: Labels) => {
   const all = { ...labels, ...extra };
-  const keys = Object.keys(all);
+  const keys = Object.keys(all).sort((a, b) => (a === 'le' ? 1 : b === 'le' ? -1 : a.localeCompare(b)));
   return keys.length === 0 ? '' : `{${keys.map((k) => `${k}="${escapeLabel(all[k]!)}"`).join(',')}}`;
 };
 const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels).sort());

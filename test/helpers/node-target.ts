@@ -2,6 +2,7 @@ import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js
 import { parseConfig } from '../../src/node/config.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
 import type { Logger } from '../../src/core/logger.js';
+import type { HandlerDefinition } from '../../src/core/define-handler.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { dbIn } from './temp-dir.js';
 
@@ -14,7 +15,7 @@ export interface NodeTarget extends HttpTarget {
 export function openNodeTarget(
   dir: string,
   { secrets, maxBodyBytes }: HttpTargetOptions,
-  { logger = silentLogger, busyTimeoutMs }: { logger?: Logger; busyTimeoutMs?: number } = {},
+  { logger = silentLogger, busyTimeoutMs, handlers }: { logger?: Logger; busyTimeoutMs?: number; handlers?: readonly HandlerDefinition[] } = {},
 ): NodeTarget {
   let now = Date.now();
   const databasePath = dbIn(dir);
@@ -22,8 +23,10 @@ export function openNodeTarget(
     DATABASE_PATH: databasePath,
     SVC_WEBHOOK_SECRET: secrets.join(','),
     MAX_BODY_BYTES: maxBodyBytes ? String(maxBodyBytes) : undefined,
+    // Tests drive dispatch explicitly (runtime.dispatcher.runUntilIdle()), so rows stay as ingest left them.
+    DISPATCHER: 'off',
   });
-  const runtime = createNodeRuntime({ config, logger, clock: () => now, busyTimeoutMs });
+  const runtime = createNodeRuntime({ config, logger, clock: () => now, busyTimeoutMs, handlers });
   return {
     runtime,
     databasePath,

@@ -164,6 +164,91 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     );
 
     it(
+      'leases due deliveries once, oldest first, skipping live leases, dead and ignored rows',
+      withStore(async (store) => {
+        const a = newDelivery();
+        const b = newDelivery();
+        const dead = newDelivery({ status: 'dead', lastError: 'empty_body' });
+        const late = newDelivery({ receivedAt: b.receivedAt + 10 * 60_000 });
+        await store.claim([b, a, dead, late].sort(() => 0));
+        const now = b.receivedAt + 1;
+        const first = await store.leaseDue({ owner: 'one', now, leaseMs: 1000, limit: 10 });
+        expect(first.map((d) => d.eventId)).toEqual([a.eventId, b.eventId]);
+        expect(await store.leaseDue({ owner: 'two', now, leaseMs: 1000, limit: 10 })).toEqual([]);
+        // After the lease runs out, another owner may take them.
+        expect((await store.leaseDue({ owner: 'two', now: now + 1001, leaseMs: 1000, limit: 1 })).map((d) => d.eventId)).toEqual([a.eventId]);
+      }),
+    );
+
+    it(
+      'records outcomes and ledger runs atomically, only while the owner holds the lease',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const now = d.receivedAt + 5;
+        await store.leaseDue({ owner: 'me', now, leaseMs: 1000, limit: 1 });
+        await store.completeDispatch([
+          {
+            eventId: d.eventId, owner: 'me', status: 'failed', attempts: 1, lastError: 'h2: boom', nextAttemptAt: now + 500, now,
+            runs: [
+              { eventId: d.eventId, handler: 'h1', status: 'succeeded', attempts: 1, lastError: null },
+              { eventId: d.eventId, handler: 'h2', status: 'failed', attempts: 1, lastError: 'boom' },
+            ],
+          },
+        ]);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'failed', attempts: 1, lastError: 'h2: boom', nextAttemptAt: now + 500 });
+        expect(await store.leaseDue({ owner: 'x', now: now + 499, leaseMs: 1000, limit: 1 })).toEqual([]);
+        expect(await store.leaseDue({ owner: 'x', now: now + 500, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+        // 'me' no longer holds the lease: its late write leaves the delivery alone.
+        await store.completeDispatch([{ eventId: d.eventId, owner: 'me', status: 'processed', attempts: 2, lastError: null, nextAttemptAt: null, now, runs: [] }]);
+        expect((await store.get(d.eventId))!.status).toBe('failed');
+        await store.completeDispatch([
+          { eventId: d.eventId, owner: 'x', status: 'processed', attempts: 2, lastError: null, nextAttemptAt: null, now: now + 600,
+            runs: [{ eventId: d.eventId, handler: 'h2', status: 'succeeded', attempts: 2, lastError: null }] },
+        ]);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 2, processedAt: now + 600, lastError: null });
+        expect((await store.handlerRuns([d.eventId])).map((r) => `${r.handler}:${r.status}:${r.attempts}`).sort()).toEqual(['h1:succeeded:1', 'h2:succeeded:2']);
+        expect(await store.queueStats()).toEqual({ queued: 0, failed: 0, dead: 0 });
+      }),
+    );
+
+    it(
+      'gives back every lease of an owner',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        await store.leaseDue({ owner: 'me', now: d.receivedAt, leaseMs: 60_000, limit: 1 });
+        expect(await store.releaseLeases('me')).toBe(1);
+        expect(await store.leaseDue({ owner: 'other', now: d.receivedAt, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+      }),
+    );
+
+    it(
+      'prunes old processed and ignored rows with their ledger, in chunks, and keeps dead, queued and recent ones',
+      withStore(async (store) => {
+        const old = [newDelivery(), newDelivery(), newDelivery({ eventType: 'pod.x', status: 'ignored', lastError: 'unknown' })];
+        const oldDead = newDelivery({ status: 'dead', lastError: 'invalid_json' });
+        const oldQueued = newDelivery();
+        await store.claim([...old, oldDead, oldQueued]);
+        for (const d of old.slice(0, 2)) {
+          await store.leaseDue({ owner: 'o', now: d.receivedAt, leaseMs: 1000, limit: 1 });
+          await store.completeDispatch([{ eventId: d.eventId, owner: 'o', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now: d.receivedAt,
+            runs: [{ eventId: d.eventId, handler: 'h', status: 'succeeded', attempts: 1, lastError: null }] }]);
+        }
+        const recent = newDelivery();
+        await store.claim([recent]);
+        const before = recent.receivedAt;
+        expect(await store.queueStats()).toEqual({ queued: 2, failed: 0, dead: 1 });
+        expect(await store.prune({ before, limit: 2 })).toBe(2);
+        expect(await store.prune({ before, limit: 2 })).toBe(1);
+        expect(await store.prune({ before, limit: 2 })).toBe(0);
+        expect(await store.handlerRuns(old.map((d) => d.eventId))).toEqual([]);
+        const left = (await store.list()).map((d) => d.eventId).sort();
+        expect(left).toEqual([oldDead.eventId, oldQueued.eventId, recent.eventId].sort());
+      }),
+    );
+
+    it(
       'answers ping',
       withStore(async (store) => {
         await expect(store.ping()).resolves.toBeUndefined();

@@ -1,0 +1,43 @@
+// Type tests: checked by `tsc --noEmit` (part of `npm test`); the `it` blocks keep vitest honest.
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { defineHandler, EVENT_SCHEMAS, type MatchingTypes, type PodEvent } from '../../src/index.js';
+
+describe('defineHandler types', () => {
+  it('narrows the event to the pattern', () => {
+    const h = defineHandler('pod.backup.failed', async (event) => {
+      expectTypeOf(event.type).toEqualTypeOf<'pod.backup.failed'>();
+      expectTypeOf(event.payload).toEqualTypeOf<Record<string, unknown>>();
+      expectTypeOf(event.rawBody).toEqualTypeOf<Uint8Array>();
+      expectTypeOf(event.attempt).toBeNumber();
+    });
+    expect(h.pattern).toBe('pod.backup.failed');
+  });
+
+  it('gives a wildcard the union of what it matches, narrowed by event.type', () => {
+    expectTypeOf<MatchingTypes<'pod.backup.*'>>().toEqualTypeOf<'pod.backup.completed' | 'pod.backup.failed'>();
+    expectTypeOf<MatchingTypes<'pod.*'>>().toEqualTypeOf<import('../../src/index.js').EventType>();
+    defineHandler('pod.backup.*', { name: 'backups' }, (event) => {
+      expectTypeOf(event.type).toEqualTypeOf<'pod.backup.completed' | 'pod.backup.failed'>();
+    });
+  });
+
+  it('types the payload from a stricter schema', () => {
+    const schema = EVENT_SCHEMAS['pod.expiring'].extend({ expires_at: z.string() });
+    defineHandler('pod.expiring', { schema }, (event) => {
+      expectTypeOf(event.payload.expires_at).toBeString();
+    });
+  });
+
+  it('refuses a pod.backup.failed handler registered for pod.created, and unknown patterns', () => {
+    const onBackupFailed = async (_event: PodEvent<'pod.backup.failed'>) => {};
+    // @ts-expect-error: a pod.backup.failed handler cannot handle pod.created
+    defineHandler('pod.created', onBackupFailed);
+    defineHandler('pod.backup.failed', onBackupFailed);
+    // @ts-expect-error: not an event type or wildcard
+    defineHandler('pod.teleported', async () => {});
+    // @ts-expect-error: a wildcard must end a known prefix
+    defineHandler('pods.*', async () => {});
+    expect(true).toBe(true);
+  });
+});

@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { DeliveryStore } from '../../src/core/delivery-store.js';
+import { createDispatcher, type DispatcherOptions } from '../../src/core/dispatcher.js';
+import { createRouter, defineHandler, type HandlerDefinition } from '../../src/index.js';
+import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { captureLogger } from '../helpers/capture-logger.js';
+import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { newDelivery } from '../store/store-contract.js';
+
+const tempDir = useTempDir();
+
+function setup(handlers: HandlerDefinition[], options: Partial<DispatcherOptions> = {}, path = dbIn(tempDir())) {
+  let now = 1_790_000_000_000;
+  const opened = openSqliteStore(path);
+  const log = captureLogger();
+  const dispatcher = createDispatcher({
+    store: opened.store,
+    router: createRouter(handlers),
+    logger: log.logger,
+    clock: () => now,
+    random: () => 0.5,
+    retryBaseMs: 1000,
+    ...options,
+  });
+  const ingest = async (overrides: Parameters<typeof newDelivery>[0] = {}) => {
+    const d = newDelivery({ receivedAt: now, ...overrides });
+    await opened.store.claim([d]);
+    return d;
+  };
+  return {
+    store: opened.store as DeliveryStore,
+    dispatcher,
+    log,
+    ingest,
+    advance: (ms: number) => (now += ms),
+    close: opened.close,
+  };
+}
+
+describe('dispatcher', () => {
+  it('runs each handler once per event, however many copies arrived', async () => {
+    const calls: string[] = [];
+    const t = setup([defineHandler('pod.created', { name: 'count' }, (e) => void calls.push(e.id))]);
+    const d = await t.ingest();
+    await t.store.claim([{ ...d }, { ...d }]); // the sender's retries
+    await t.dispatcher.runUntilIdle();
+    await t.dispatcher.runUntilIdle();
+    expect(calls).toEqual([d.eventId]);
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1, deliveryCount: 3, lastError: null });
+    t.close();
+  });
+
+  it('retries only the failed handler: fails twice, then succeeds; its sibling runs once', async () => {
+    const flaky: number[] = [];
+    const sibling: number[] = [];
+    const t = setup([
+      defineHandler('pod.created', { name: 'flaky' }, (e) => {
+        flaky.push(e.attempt);
+        if (e.attempt < 3) throw new Error(`boom ${e.attempt}`);
+      }),
+      defineHandler('pod.created', { name: 'sibling' }, (e) => void sibling.push(e.attempt)),
+    ]);
+    const d = await t.ingest();
+    await t.dispatcher.runUntilIdle();
+    const afterFirst = await t.store.get(d.eventId);
+    expect(afterFirst).toMatchObject({ status: 'failed', attempts: 1, lastError: 'flaky: Error: boom 1' });
+    // Backoff with random pinned to 0.5: base 1000 ms → 750 ms after the first failure.
+    expect(afterFirst!.nextAttemptAt! - 1_790_000_000_000).toBe(750);
+    await t.dispatcher.runUntilIdle(); // not due yet
+    expect(flaky).toEqual([1]);
+    t.advance(750);
+    await t.dispatcher.runUntilIdle();
+    expect((await t.store.get(d.eventId))!.nextAttemptAt! - (1_790_000_000_000 + 750)).toBe(1500);
+    t.advance(1500);
+    await t.dispatcher.runUntilIdle();
+    expect(flaky).toEqual([1, 2, 3]);
+    expect(sibling).toEqual([1]);
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 3, lastError: null });
+    expect((await t.store.handlerRuns([d.eventId])).map((r) => [r.handler, r.status, r.attempts]).sort()).toEqual([
+      ['flaky', 'succeeded', 3],
+      ['sibling', 'succeeded', 1],
+    ]);
+    t.close();
+  });
+
+  it('ends a handler that always throws as dead after the maximum attempts, with the last error', async () => {
+    let runs = 0;
+    const t = setup([defineHandler('pod.created', { name: 'broken' }, () => {
+      runs++;
+      throw new TypeError(`nope ${runs}`);
+    })], { maxAttempts: 3 });
+    const d = await t.ingest();
+    for (let i = 0; i < 5; i++) {
+      await t.dispatcher.runUntilIdle();
+      t.advance(60_000);
+    }
+    expect(runs).toBe(3);
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'broken: TypeError: nope 3', nextAttemptAt: null });
+    expect(t.log.records().some((r) => r.msg === 'delivery dead' && r.event_id === d.eventId)).toBe(true);
+    t.close();
+  });
+
+  it('cuts a hanging handler at its time limit and aborts its signal', async () => {
+    let signal: AbortSignal | undefined;
+    const t = setup([defineHandler('pod.created', { name: 'hangs', timeoutMs: 50 }, (_e, ctx) => {
+      signal = ctx.signal;
+      return new Promise(() => {}); // never settles
+    })]);
+    const d = await t.ingest();
+    const started = Date.now();
+    await t.dispatcher.runUntilIdle();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(signal?.aborted).toBe(true);
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'failed', lastError: 'hangs: HandlerTimeoutError: timed out after 50 ms' });
+    const line = t.log.records().find((r) => r.msg === 'handler run');
+    expect(line).toMatchObject({ handler: 'hangs', event_id: d.eventId, attempt: 1, outcome: 'timeout' });
+    t.close();
+  });
+
+  it('marks a payload that fails the handler schema dead with the validation error, without running it', async () => {
+    let ran = false;
+    const schema = z.looseObject({ pod_id: z.string() });
+    const t = setup([defineHandler('pod.created', { name: 'strict', schema }, () => void (ran = true))]);
+    const d = await t.ingest({ body: new TextEncoder().encode('{"pod_id": 42}') });
+    await t.dispatcher.runUntilIdle();
+    expect(ran).toBe(false);
+    const row = await t.store.get(d.eventId);
+    expect(row?.status).toBe('dead');
+    expect(row?.lastError).toMatch(/^strict: invalid_payload: pod_id: /);
+    t.close();
+  });
+
+  it('gives the handler the event id, type, t, received time, parsed payload, raw body, attempt and a bound logger', async () => {
+    let seen: unknown;
+    const t = setup([defineHandler('pod.created', async function inspect(event, { log, signal }) {
+      log.info({ step: 'inside' }, 'custom');
+      seen = { ...event, signalAborted: signal.aborted };
+    })]);
+    const d = await t.ingest({ body: new TextEncoder().encode('{"pod":{"id":"p1"}}') });
+    await t.dispatcher.runUntilIdle();
+    expect(seen).toEqual({
+      id: d.eventId,
+      type: 'pod.created',
+      signatureTimestamp: d.signatureT,
+      receivedAt: new Date(d.receivedAt),
+      payload: { pod: { id: 'p1' } },
+      rawBody: d.body,
+      attempt: 1,
+      signalAborted: false,
+    });
+    expect(t.log.records().find((r) => r.msg === 'custom')).toMatchObject({ event_id: d.eventId, handler: 'inspect', attempt: 1 });
+    const run = t.log.records().find((r) => r.msg === 'handler run');
+    expect(run).toMatchObject({ handler: 'inspect', event_id: d.eventId, attempt: 1, outcome: 'succeeded' });
+    expect(typeof run!.duration_ms).toBe('number');
+    t.close();
+  });
+
+  it('routes to wildcards and marks types nobody handles as ignored', async () => {
+    const seen: string[] = [];
+    const t = setup([defineHandler('pod.backup.*', { name: 'backups' }, (e) => void seen.push(e.type))]);
+    const ok = await t.ingest({ eventType: 'pod.backup.completed' });
+    const failed = await t.ingest({ eventType: 'pod.backup.failed' });
+    const other = await t.ingest({ eventType: 'pod.created' });
+    await t.dispatcher.runUntilIdle();
+    expect(seen.sort()).toEqual(['pod.backup.completed', 'pod.backup.failed']);
+    expect((await t.store.get(ok.eventId))!.status).toBe('processed');
+    expect((await t.store.get(failed.eventId))!.status).toBe('processed');
+    expect(await t.store.get(other.eventId)).toMatchObject({ status: 'ignored', lastError: 'no handler for this event type' });
+    t.close();
+  });
+
+  it('never lets two dispatchers on one file run the same handler at once', async () => {
+    const path = dbIn(tempDir());
+    const running = new Set<string>();
+    const calls: string[] = [];
+    let overlap = false;
+    const handler = defineHandler('pod.created', { name: 'slow' }, async (e) => {
+      if (running.has(e.id)) overlap = true;
+      running.add(e.id);
+      calls.push(e.id);
+      await new Promise((r) => setTimeout(r, 5));
+      running.delete(e.id);
+    });
+    const a = setup([handler], { owner: 'a', concurrency: 4 }, path);
+    const b = setup([handler], { owner: 'b', concurrency: 4 }, path);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push((await a.ingest()).eventId);
+    await Promise.all([a.dispatcher.runUntilIdle(), b.dispatcher.runUntilIdle()]);
+    expect(overlap).toBe(false);
+    expect(calls.sort()).toEqual(ids.sort());
+    a.close();
+    b.close();
+  });
+
+  it('picks up deliveries whose lease expired (a dispatcher died mid-run)', async () => {
+    const calls: string[] = [];
+    const t = setup([defineHandler('pod.created', { name: 'h' }, (e) => void calls.push(e.id))]);
+    const d = await t.ingest();
+    // A dead process leased it and never finished.
+    expect(await t.store.leaseDue({ owner: 'dead-process', now: 1_790_000_000_000, leaseMs: 60_000, limit: 10 })).toHaveLength(1);
+    await t.dispatcher.runUntilIdle();
+    expect(calls).toEqual([]);
+    t.advance(60_001);
+    await t.dispatcher.runUntilIdle();
+    expect(calls).toEqual([d.eventId]);
+    t.close();
+  });
+
+  it('stops within its grace period, aborting a handler that does not finish, and gives the lease back', async () => {
+    const t = setup([defineHandler('pod.created', { name: 'stuck' }, () => new Promise(() => {}))]);
+    const d = await t.ingest();
+    t.dispatcher.wake();
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await t.dispatcher.stop(100);
+    expect(Date.now() - started).toBeLessThan(1000);
+    const row = await t.store.get(d.eventId);
+    expect(row?.status).toBe('failed');
+    expect((await t.store.leaseDue({ owner: 'next', now: row!.nextAttemptAt!, leaseMs: 1000, limit: 1 })).map((x) => x.eventId)).toEqual([d.eventId]);
+    t.close();
+  });
+});
