@@ -1,17 +1,13 @@
 import { retryDelayMs } from './backoff.js';
 import { createBatcher } from './batcher.js';
 import { systemClock, type Clock } from './clock.js';
-import type { HandlerDefinition, PodEvent } from './define-handler.js';
 import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from './delivery-store.js';
-import type { EventType } from './event-types.js';
 import type { Logger } from './logger.js';
 import type { Router } from './router.js';
+import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
 
 /** Hooks for metrics; every method optional. */
-export interface DispatchObserver {
-  /** A handler started: `lagMs` is the time from receipt to this start. */
-  handlerStarted?(handler: string, eventType: string, lagMs: number): void;
-  handlerFinished?(handler: string, eventType: string, outcome: 'succeeded' | 'failed' | 'timeout' | 'invalid_payload', durationMs: number): void;
+export interface DispatchObserver extends HandlerObserver {
   deliveryFinished?(eventType: string, status: DispatchOutcome['status']): void;
 }
 
@@ -46,15 +42,6 @@ export interface Dispatcher {
   readonly owner: string;
 }
 
-class HandlerTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`timed out after ${ms} ms`);
-    this.name = 'HandlerTimeoutError';
-  }
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * Drains the durable inbox: leases due deliveries, runs the handlers that have not yet
  * succeeded for each (the per-handler ledger), and records the outcome with retries,
@@ -86,8 +73,8 @@ export function createDispatcher({
     schedule,
   });
 
+  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
   const inflight = new Set<Promise<void>>();
-  const controllers = new Set<AbortController>();
   let stopped = false;
 
   /** Leases and starts due deliveries until none is left; resolves with how many it started. */
@@ -129,18 +116,16 @@ export function createDispatcher({
       await finish({ ...base, status: 'ignored', attempts: delivery.attempts, lastError: 'no handler for this event type', now: now() }, delivery);
       return;
     }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(utf8.decode(delivery.body));
-    } catch (error) {
-      await finish({ ...base, status: 'dead', attempts: delivery.attempts, lastError: `invalid_json: ${(error as Error).message}`, now: now() }, delivery);
+    const body = parseDeliveryBody(delivery.body);
+    if (!body.ok) {
+      await finish({ ...base, status: 'dead', attempts: delivery.attempts, lastError: body.error, now: now() }, delivery);
       return;
     }
 
     const succeeded = new Set(ledger.filter((r) => r.status === 'succeeded').map((r) => r.handler));
     const pending = handlers.filter((h) => !succeeded.has(h.name));
     const results = await Promise.all(
-      pending.map((h) => runHandler(h, delivery, payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
+      pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
     );
 
     const runs: HandlerRun[] = results.map((r) => ({
@@ -152,7 +137,7 @@ export function createDispatcher({
     }));
     const failures = results.filter((r) => !r.ok);
     const attempts = delivery.attempts + 1;
-    const lastError = failures.map((f) => `${f.handler}: ${f.error}`).join('; ').slice(0, 2000) || null;
+    const lastError = describeFailures(results);
     let outcome: DispatchOutcome;
     if (failures.length === 0) {
       outcome = { ...base, runs, status: 'processed', attempts, lastError: null, now: now() };
@@ -184,68 +169,6 @@ export function createDispatcher({
         'delivery will retry',
       );
     }
-  }
-
-  async function runHandler(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number) {
-    const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
-    const started = clock();
-    const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
-    const result = { handler: h.name, attempt, ok: false, permanent: false, error: null as string | null };
-    const report = (outcome: 'succeeded' | 'failed' | 'timeout' | 'invalid_payload') => {
-      const durationMs = clock() - started;
-      observer.handlerFinished?.(h.name, delivery.eventType, outcome, durationMs);
-      const line = { duration_ms: durationMs, outcome, ...(result.error ? { error: result.error } : {}) };
-      if (outcome === 'succeeded') log.info(line, 'handler run');
-      else log.warn(line, 'handler run');
-    };
-
-    let parsed: unknown = payload;
-    if (h.schema) {
-      const check = h.schema.safeParse(payload);
-      if (!check.success) {
-        result.permanent = true;
-        result.error = `invalid_payload: ${check.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
-        report('invalid_payload');
-        return result;
-      }
-      parsed = check.data;
-    } else if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-      result.permanent = true;
-      result.error = 'invalid_payload: the body is not a JSON object';
-      report('invalid_payload');
-      return result;
-    }
-
-    const controller = new AbortController();
-    controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
-    aborted.catch(() => {});
-    const event: PodEvent<EventType, unknown> = {
-      id: delivery.eventId,
-      type: delivery.eventType as EventType,
-      signatureTimestamp: delivery.signatureT,
-      receivedAt: new Date(delivery.receivedAt),
-      payload: parsed,
-      rawBody: delivery.body,
-      attempt,
-    };
-    observer.handlerStarted?.(h.name, delivery.eventType, started - delivery.receivedAt);
-    try {
-      // A handler that ignores its signal is no longer awaited after its time limit.
-      await Promise.race([Promise.resolve().then(() => h.handle(event, { log, signal: controller.signal })), aborted]);
-      result.ok = true;
-      report('succeeded');
-    } catch (error) {
-      result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      report(error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
-    } finally {
-      clearTimeout(timer);
-      controllers.delete(controller);
-    }
-    return result;
   }
 
   let draining: Promise<number> | null = null;
@@ -291,7 +214,7 @@ export function createDispatcher({
       clearTimeout(timer);
       if (timedOut) {
         logger.warn({ in_flight: inflight.size }, 'handlers still running at shutdown: aborting them');
-        for (const c of controllers) c.abort(new Error('shutting down'));
+        runner.abortAll(new Error('shutting down'));
         await all; // settles at once: each run is raced against its signal
       }
       await store.releaseLeases(owner).catch(() => 0);

@@ -1,0 +1,145 @@
+import type { Clock } from './clock.js';
+import type { HandlerDefinition, PodEvent } from './define-handler.js';
+import type { Delivery } from './delivery.js';
+import type { EventType } from './event-types.js';
+import type { Logger } from './logger.js';
+
+/** How one handler call ended. */
+export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload';
+
+/** Hooks for metrics around each handler call; every method optional. */
+export interface HandlerObserver {
+  /** A handler started: `lagMs` is the time from receipt to this start. */
+  handlerStarted?(handler: string, eventType: string, lagMs: number): void;
+  handlerFinished?(handler: string, eventType: string, outcome: HandlerOutcome, durationMs: number): void;
+}
+
+/** The result of one handler call. */
+export interface HandlerResult {
+  handler: string;
+  attempt: number;
+  ok: boolean;
+  /** Retrying cannot help: the payload failed the handler's schema. */
+  permanent: boolean;
+  error: string | null;
+}
+
+export interface HandlerRunnerOptions {
+  logger: Logger;
+  clock: Clock;
+  /** Time limit per handler call, unless the handler sets its own. */
+  handlerTimeoutMs: number;
+  observer?: HandlerObserver;
+}
+
+export interface HandlerRunner {
+  /** Runs one handler on one delivery's parsed payload: schema check, time limit, log line. Never throws. */
+  run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult>;
+  /** Aborts every call still running (shutdown); each settles at once as failed. */
+  abortAll(reason: Error): void;
+}
+
+class HandlerTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms`);
+    this.name = 'HandlerTimeoutError';
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Parses a stored body as handlers see it: strict UTF-8, then JSON. */
+export function parseDeliveryBody(body: Uint8Array): { ok: true; payload: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, payload: JSON.parse(utf8.decode(body)) };
+  } catch (error) {
+    return { ok: false, error: `invalid_json: ${(error as Error).message}` };
+  }
+}
+
+/** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
+export function describeFailures(results: readonly HandlerResult[]): string | null {
+  return results
+    .filter((r) => !r.ok)
+    .map((f) => `${f.handler}: ${f.error}`)
+    .join('; ')
+    .slice(0, 2000) || null;
+}
+
+/**
+ * Runs handler modules the way the dispatcher does (and `podhook replay` reuses): the handler's
+ * schema first, then the call raced against its time limit with an `AbortSignal`, then one
+ * `handler run` log line with its outcome and duration.
+ */
+export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer = {} }: HandlerRunnerOptions): HandlerRunner {
+  const controllers = new Set<AbortController>();
+
+  async function run(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult> {
+    const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
+    const started = clock();
+    const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
+    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, error: null };
+    const report = (outcome: HandlerOutcome) => {
+      const durationMs = clock() - started;
+      observer.handlerFinished?.(h.name, delivery.eventType, outcome, durationMs);
+      const line = { duration_ms: durationMs, outcome, ...(result.error ? { error: result.error } : {}) };
+      if (outcome === 'succeeded') log.info(line, 'handler run');
+      else log.warn(line, 'handler run');
+    };
+
+    let parsed: unknown = payload;
+    if (h.schema) {
+      const check = h.schema.safeParse(payload);
+      if (!check.success) {
+        result.permanent = true;
+        result.error = `invalid_payload: ${check.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+        report('invalid_payload');
+        return result;
+      }
+      parsed = check.data;
+    } else if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      result.permanent = true;
+      result.error = 'invalid_payload: the body is not a JSON object';
+      report('invalid_payload');
+      return result;
+    }
+
+    const controller = new AbortController();
+    controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
+    const aborted = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    });
+    aborted.catch(() => {});
+    const event: PodEvent<EventType, unknown> = {
+      id: delivery.eventId,
+      type: delivery.eventType as EventType,
+      signatureTimestamp: delivery.signatureT,
+      receivedAt: new Date(delivery.receivedAt),
+      payload: parsed,
+      rawBody: delivery.body,
+      attempt,
+    };
+    observer.handlerStarted?.(h.name, delivery.eventType, started - delivery.receivedAt);
+    try {
+      // A handler that ignores its signal is no longer awaited after its time limit.
+      await Promise.race([Promise.resolve().then(() => h.handle(event, { log, signal: controller.signal })), aborted]);
+      result.ok = true;
+      report('succeeded');
+    } catch (error) {
+      result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      report(error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+    } finally {
+      clearTimeout(timer);
+      controllers.delete(controller);
+    }
+    return result;
+  }
+
+  return {
+    run,
+    abortAll(reason) {
+      for (const c of controllers) c.abort(reason);
+    },
+  };
+}
