@@ -10,7 +10,8 @@ export const SIGNATURE_HEADER = 'x-svc-signature';
 export const EVENT_TYPE_HEADER = 'x-svc-event-type';
 export const EVENT_ID_HEADER = 'x-svc-event-id';
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** The shape of an event id (`x-svc-event-id` must be a uuid). */
+export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const MAX_EVENT_TYPE_LENGTH = 200;
 /** Headers never kept with a stored delivery: credentials, and the signature itself. */
 const DROPPED_HEADERS = new Set([SIGNATURE_HEADER, 'authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
