@@ -1,5 +1,4 @@
 import type { Hono } from 'hono';
-import { createBatcher } from '../core/batcher.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -57,7 +56,9 @@ export function createNodeRuntime({
   random,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
-  const baseStore = createSqliteStore(database);
+  // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
+  // shares one transaction and one fsync.
+  const baseStore = createSqliteStore(database, { schedule: setImmediate });
 
   // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
   const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
@@ -101,7 +102,7 @@ export function createNodeRuntime({
     crypto: createNodeSignatureCrypto(),
     clock,
     secrets,
-    claim: createBatcher({ execute: baseStore.claim, schedule: setImmediate }),
+    claim: async (delivery) => (await baseStore.claim([delivery]))[0]!,
   });
 
   const app = createApp({

@@ -15,7 +15,7 @@ export interface OpenDatabaseOptions {
 
 export interface OpenedDatabase {
   sqlite: Database.Database;
-  db: BetterSQLite3Database<typeof schema>;
+  db: BetterSQLite3Database<typeof schema> & { $client: Database.Database };
   close(): void;
 }
 

@@ -1,10 +1,13 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
-import { createDrizzleStore, createSyncDriver } from '../store/drizzle-store.js';
+import { createDrizzleStore, createSyncDriver, type SyncDriverOptions } from '../store/drizzle-store.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from './open-database.js';
 
-/** The store over an opened better-sqlite3 database. */
-export function createSqliteStore(database: OpenedDatabase): DeliveryStore {
-  return createDrizzleStore(database.db, createSyncDriver(database.db));
+/**
+ * The store over an opened better-sqlite3 database. The server passes `{ schedule: setImmediate }`
+ * for group commit; one-shot tools commit each write at once.
+ */
+export function createSqliteStore(database: OpenedDatabase, options: SyncDriverOptions = {}): DeliveryStore {
+  return createDrizzleStore(database.db, createSyncDriver(database.db, options));
 }
 
 /** Opens the SQLite file (migrations applied) and its store; `close()` closes the file. */

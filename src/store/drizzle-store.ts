@@ -1,201 +1,74 @@
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql, type Placeholder } from 'drizzle-orm';
-import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
+import { and, asc, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
 import type {
-  ClaimResult,
-  Delivery,
   DeliveryStore,
   HandlerRun,
   ListDeliveriesOptions,
-  NewDelivery,
   StoredSecret,
 } from '../core/delivery-store.js';
 import * as schema from './schema.js';
+import {
+  claimParams,
+  claimStatements,
+  handlerRunStatement,
+  leaseStatement,
+  outcomeParams,
+  outcomeStatement,
+  toClaimResult,
+  toDelivery,
+  type AnySqliteDatabase,
+  type DeliveryRow,
+} from './statements.js';
+import type { ReturningQuery, StoreDriver } from './store-driver.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
-/** Any drizzle SQLite database over this schema: better-sqlite3 (sync) or D1 (async). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnySqliteDatabase = BaseSQLiteDatabase<'sync' | 'async', any, typeof schema>;
-
-/**
- * How a driver runs claims atomically. better-sqlite3 runs prepared statements inside one
- * synchronous transaction; D1 has no interactive transactions, so it sends one atomic `batch`.
- * Both use the same statements, built by `claimStatements`.
- */
-export type ClaimExecutor = (batch: readonly NewDelivery[]) => Promise<ClaimResult[]>;
-
-type Param<T> = T | Placeholder;
-interface ClaimParams {
-  eventId: Param<string>;
-  eventType: Param<string>;
-  signatureT: Param<number>;
-  contentDigest: Param<Uint8Array>;
-  body: Param<Uint8Array>;
-  headers: Param<string>;
-  receivedAt: Param<number>;
-  status: Param<NewDelivery['status']>;
-  lastError: Param<string | null>;
-  nextAttemptAt: Param<number | null>;
-}
-
-/**
- * The two statements of one claim, in order, inside one transaction:
- * 1. the id is stored with the same type: count one more delivery (a duplicate);
- * 2. otherwise insert it; `ON CONFLICT DO NOTHING` covers both the id and the content digest.
- * Neither touched a row: the id is stored with another type, or the signed content is stored
- * under another id, which is a replay (409).
- */
-function claimStatements(db: AnySqliteDatabase, p: ClaimParams) {
-  const bump = db
-    .update(deliveries)
-    .set({ deliveryCount: sql`${deliveries.deliveryCount} + 1`, lastReceivedAt: p.receivedAt as number })
-    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.eventType, p.eventType)))
-    .returning({ deliveryCount: deliveries.deliveryCount });
-  const insert = db
-    .insert(deliveries)
-    .values({
-      eventId: p.eventId,
-      eventType: p.eventType,
-      signatureT: p.signatureT,
-      contentDigest: p.contentDigest,
-      body: p.body,
-      headers: p.headers,
-      receivedAt: p.receivedAt,
-      lastReceivedAt: p.receivedAt,
-      status: p.status,
-      lastError: p.lastError,
-      nextAttemptAt: p.nextAttemptAt,
-    })
-    .onConflictDoNothing()
-    .returning({ eventId: deliveries.eventId });
-  return { bump, insert };
-}
-
-function claimValues(d: NewDelivery): ClaimParams {
-  return {
-    eventId: d.eventId,
-    eventType: d.eventType,
-    signatureT: d.signatureT,
-    contentDigest: d.contentDigest,
-    body: d.body,
-    headers: JSON.stringify(d.headers),
-    receivedAt: d.receivedAt,
-    status: d.status,
-    lastError: d.lastError,
-    nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
-  };
-}
-
-function toClaimResult(bumped: { deliveryCount: number }[], inserted: unknown[]): ClaimResult {
-  if (bumped.length > 0) return { outcome: 'duplicate', deliveryCount: bumped[0]!.deliveryCount };
-  if (inserted.length > 0) return { outcome: 'new' };
-  return { outcome: 'conflict' };
-}
-
-/** Claims for a synchronous driver (better-sqlite3): statements prepared once, one transaction per batch. */
-export function createSyncClaimExecutor(db: AnySqliteDatabase & BaseSQLiteDatabase<'sync', unknown, typeof schema>): ClaimExecutor {
-  const ph = <K extends keyof ClaimParams>(k: K) => sql.placeholder(k);
-  const { bump, insert } = claimStatements(db, {
-    eventId: ph('eventId'),
-    eventType: ph('eventType'),
-    signatureT: ph('signatureT'),
-    contentDigest: ph('contentDigest'),
-    body: ph('body'),
-    headers: ph('headers'),
-    receivedAt: ph('receivedAt'),
-    status: ph('status'),
-    lastError: ph('lastError'),
-    nextAttemptAt: ph('nextAttemptAt'),
-  });
-  const bumpStmt = bump.prepare();
-  const insertStmt = insert.prepare();
-  const run = (batch: readonly NewDelivery[]) =>
-    db.transaction(() =>
-      batch.map((d) => {
-        const values = claimValues(d) as unknown as Record<string, unknown>;
-        const bumped = bumpStmt.all(values) as { deliveryCount: number }[];
-        return toClaimResult(bumped, bumped.length > 0 ? [] : (insertStmt.all(values) as unknown[]));
-      }),
-    );
-  return async (batch) => run(batch);
-}
-
-/** Claims for D1: the same statements sent as one atomic batch (D1 has no interactive transactions). */
-export function createBatchClaimExecutor(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]> }): ClaimExecutor {
-  return async (batch) => {
-    if (batch.length === 0) return [];
-    const queries = batch.flatMap((d) => {
-      const { bump, insert } = claimStatements(db, claimValues(d));
-      return [bump, insert];
-    });
-    const results = (await db.batch(queries as never)) as unknown[][];
-    return batch.map((_, i) => toClaimResult(results[2 * i] as { deliveryCount: number }[], results[2 * i + 1]!));
-  };
-}
-
-/** A statement with RETURNING, as both drivers run it in a transaction or batch. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ReturningQuery = { all(): any };
-
-/** What differs between drivers: how claims and multi-statement writes run atomically. */
-export interface StoreDriver {
-  claim: ClaimExecutor;
-  /** Runs statements (each with RETURNING) in one transaction; resolves with each one's rows. */
-  atomic(queries: readonly ReturningQuery[]): Promise<unknown[][]>;
-}
-
-/** better-sqlite3: prepared claims, and synchronous transactions (an async callback would throw). */
-export function createSyncDriver(db: AnySqliteDatabase & BaseSQLiteDatabase<'sync', unknown, typeof schema>): StoreDriver {
-  return {
-    claim: createSyncClaimExecutor(db),
-    async atomic(queries) {
-      return db.transaction(() => queries.map((q) => q.all() as unknown[]));
-    },
-  };
-}
+export type { AnySqliteDatabase } from './statements.js';
+export type { StoreDriver, ReturningQuery } from './store-driver.js';
+export { createSyncDriver, type SyncDriverOptions } from './sync-driver.js';
 
 /** D1: no interactive transactions, so every multi-statement write is one atomic `batch`. */
 export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]> }): StoreDriver {
+  const batch = async (queries: readonly ReturningQuery[]) =>
+    queries.length === 0 ? [] : ((await db.batch(queries as never)) as unknown[][]);
   return {
-    claim: createBatchClaimExecutor(db),
-    async atomic(queries) {
-      if (queries.length === 0) return [];
-      return (await db.batch(queries as never)) as unknown[][];
+    async claim(deliveries) {
+      // Bump first, then insert: a batch cannot branch, and the bump must not see the new row.
+      const results = await batch(
+        deliveries.flatMap((d) => {
+          const { bump, insert } = claimStatements(db, claimParams(d));
+          return [bump, insert];
+        }),
+      );
+      return deliveries.map((_, i) => toClaimResult(results[2 * i + 1]!, results[2 * i] as { deliveryCount: number }[]));
     },
+    async leaseDue(params) {
+      return (await leaseStatement(db, params)) as DeliveryRow[];
+    },
+    async completeDispatch(outcomes) {
+      await batch(
+        outcomes.flatMap((o) => {
+          const { outcome, runs } = outcomeParams(o);
+          return [...runs.map((r) => handlerRunStatement(db, r)), outcomeStatement(db, outcome)];
+        }),
+      );
+    },
+    atomic: batch,
   };
 }
 
 /** D1 refuses statements with more than 100 bound parameters. */
 const MAX_IDS_PER_QUERY = 90;
 
-type DeliveryRow = typeof deliveries.$inferSelect;
-
-function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    eventId: row.eventId,
-    eventType: row.eventType,
-    signatureT: row.signatureT,
-    body: row.body,
-    headers: JSON.parse(row.headers) as Record<string, string>,
-    receivedAt: row.receivedAt,
-    lastReceivedAt: row.lastReceivedAt,
-    deliveryCount: row.deliveryCount,
-    status: row.status,
-    attempts: row.attempts,
-    lastError: row.lastError,
-    nextAttemptAt: row.nextAttemptAt,
-    processedAt: row.processedAt,
-  };
-}
-
 /**
  * The one store implementation, typed over both SQLite drivers: every query is awaited, which
- * is a no-op on better-sqlite3 and required on D1. Only the claim's atomic execution differs.
+ * is a no-op on better-sqlite3 and required on D1. The hot writes (claim, lease, outcome) go
+ * through the driver, which runs the same statements the way that is fast on it.
  */
-export function createDrizzleStore(db: AnySqliteDatabase, { claim, atomic }: StoreDriver): DeliveryStore {
+export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): DeliveryStore {
   const PRUNABLE = ['processed', 'ignored'] as const;
+  const { atomic } = driver;
   return {
-    claim,
+    claim: (batch) => driver.claim(batch),
     async get(eventId) {
       const rows = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
       return rows[0] ? toDelivery(rows[0]) : null;
@@ -256,23 +129,7 @@ export function createDrizzleStore(db: AnySqliteDatabase, { claim, atomic }: Sto
     },
 
     async leaseDue({ owner, now, leaseMs, limit }) {
-      const due = db
-        .select({ id: deliveries.eventId })
-        .from(deliveries)
-        .where(
-          and(
-            inArray(deliveries.status, ['queued', 'failed']),
-            lte(deliveries.nextAttemptAt, now),
-            or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now)),
-          ),
-        )
-        .orderBy(asc(deliveries.nextAttemptAt))
-        .limit(limit);
-      const rows = await db
-        .update(deliveries)
-        .set({ leaseOwner: owner, leaseUntil: now + leaseMs })
-        .where(inArray(deliveries.eventId, due))
-        .returning();
+      const rows = await driver.leaseDue({ owner, now, leaseUntil: now + leaseMs, limit });
       return rows.map(toDelivery).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
     },
 
@@ -290,39 +147,7 @@ export function createDrizzleStore(db: AnySqliteDatabase, { claim, atomic }: Sto
       return out;
     },
 
-    async completeDispatch(outcomes) {
-      const queries: ReturningQuery[] = [];
-      for (const o of outcomes) {
-        for (const run of o.runs) {
-          queries.push(
-            db
-              .insert(handlerRuns)
-              .values({ ...run, updatedAt: o.now })
-              .onConflictDoUpdate({
-                target: [handlerRuns.eventId, handlerRuns.handler],
-                set: { status: run.status, attempts: run.attempts, lastError: run.lastError, updatedAt: o.now },
-              })
-              .returning({ eventId: handlerRuns.eventId }),
-          );
-        }
-        queries.push(
-          db
-            .update(deliveries)
-            .set({
-              status: o.status,
-              attempts: o.attempts,
-              lastError: o.lastError,
-              nextAttemptAt: o.nextAttemptAt,
-              processedAt: o.status === 'processed' ? o.now : null,
-              leaseOwner: null,
-              leaseUntil: null,
-            })
-            .where(and(eq(deliveries.eventId, o.eventId), eq(deliveries.leaseOwner, o.owner)))
-            .returning({ eventId: deliveries.eventId }),
-        );
-      }
-      await atomic(queries);
-    },
+    completeDispatch: (outcomes) => driver.completeDispatch(outcomes),
 
     async releaseLeases(owner) {
       const rows = await db
@@ -359,5 +184,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, { claim, atomic }: Sto
       for (const r of rows) stats[r.status as keyof typeof stats] = Number(r.count);
       return stats;
     },
+
   };
 }

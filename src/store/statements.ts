@@ -1,0 +1,199 @@
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql, type Placeholder } from 'drizzle-orm';
+import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
+import type { ClaimResult, Delivery, DispatchOutcome, HandlerRun, NewDelivery } from '../core/delivery-store.js';
+import * as schema from './schema.js';
+
+const { deliveries, handlerRuns } = schema;
+
+/** Any drizzle SQLite database over this schema: better-sqlite3 (sync) or D1 (async). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnySqliteDatabase = BaseSQLiteDatabase<'sync' | 'async', any, typeof schema>;
+
+/**
+ * The hot statements, each defined once as a drizzle query over parameters that are either
+ * values or placeholders: D1 builds them with values and sends them in one `batch`; better-
+ * sqlite3 prepares them once with placeholders and runs them in one transaction.
+ */
+export type Param<T> = T | Placeholder;
+type Params<T> = { [K in keyof T]: Param<T[K]> };
+
+export interface ClaimParams {
+  eventId: string;
+  eventType: string;
+  signatureT: number;
+  contentDigest: Uint8Array;
+  body: Uint8Array;
+  headers: string;
+  receivedAt: number;
+  status: NewDelivery['status'];
+  lastError: string | null;
+  nextAttemptAt: number | null;
+}
+
+/**
+ * The two statements of one claim, run atomically:
+ * - `insert`: a new event id; `ON CONFLICT DO NOTHING` covers both the id and the content digest;
+ * - `bump`: the id is stored with the same type: count one more delivery (a duplicate).
+ * Neither touched a row: the id is stored with another type, or the signed content is stored
+ * under another id, which is a replay (409).
+ */
+export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
+  const bump = db
+    .update(deliveries)
+    .set({ deliveryCount: sql`${deliveries.deliveryCount} + 1`, lastReceivedAt: p.receivedAt as number })
+    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.eventType, p.eventType)))
+    .returning({ deliveryCount: deliveries.deliveryCount });
+  const insert = db
+    .insert(deliveries)
+    .values({
+      eventId: p.eventId,
+      eventType: p.eventType,
+      signatureT: p.signatureT,
+      contentDigest: p.contentDigest,
+      body: p.body,
+      headers: p.headers,
+      receivedAt: p.receivedAt,
+      lastReceivedAt: p.receivedAt,
+      status: p.status,
+      lastError: p.lastError,
+      nextAttemptAt: p.nextAttemptAt,
+    })
+    .onConflictDoNothing()
+    .returning({ eventId: deliveries.eventId });
+  return { bump, insert };
+}
+
+export function claimParams(d: NewDelivery): ClaimParams {
+  return {
+    eventId: d.eventId,
+    eventType: d.eventType,
+    signatureT: d.signatureT,
+    contentDigest: d.contentDigest,
+    body: d.body,
+    headers: JSON.stringify(d.headers),
+    receivedAt: d.receivedAt,
+    status: d.status,
+    lastError: d.lastError,
+    nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
+  };
+}
+
+/** A bump means duplicate (D1 runs bump then insert; SQLite runs bump only when the insert did nothing). */
+export function toClaimResult(inserted: readonly unknown[], bumped: readonly { deliveryCount: number }[]): ClaimResult {
+  if (bumped.length > 0) return { outcome: 'duplicate', deliveryCount: bumped[0]!.deliveryCount };
+  if (inserted.length > 0) return { outcome: 'new' };
+  return { outcome: 'conflict' };
+}
+
+export interface LeaseParams {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+}
+
+/** Leases due rows in one statement (the subquery runs under the write lock: no double lease). */
+export function leaseStatement(db: AnySqliteDatabase, p: Params<LeaseParams>) {
+  const due = db
+    .select({ id: deliveries.eventId })
+    .from(deliveries)
+    .where(
+      and(
+        inArray(deliveries.status, ['queued', 'failed']),
+        lte(deliveries.nextAttemptAt, p.now),
+        or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, p.now)),
+      ),
+    )
+    .orderBy(asc(deliveries.nextAttemptAt))
+    .limit(p.limit as number);
+  return db
+    .update(deliveries)
+    .set({ leaseOwner: p.owner as string, leaseUntil: p.leaseUntil as number })
+    .where(inArray(deliveries.eventId, due))
+    .returning();
+}
+
+export type HandlerRunParams = HandlerRun & { updatedAt: number };
+
+export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunParams>) {
+  return db
+    .insert(handlerRuns)
+    .values({ eventId: p.eventId, handler: p.handler, status: p.status, attempts: p.attempts, lastError: p.lastError, updatedAt: p.updatedAt })
+    .onConflictDoUpdate({
+      target: [handlerRuns.eventId, handlerRuns.handler],
+      set: {
+        status: sql`excluded.status`,
+        attempts: sql`excluded.attempts`,
+        lastError: sql`excluded.last_error`,
+        updatedAt: sql`excluded.updated_at`,
+      },
+    })
+    .returning({ eventId: handlerRuns.eventId });
+}
+
+export interface OutcomeParams {
+  eventId: string;
+  owner: string;
+  status: DispatchOutcome['status'];
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  processedAt: number | null;
+}
+
+/** Records an outcome and releases the lease, only while `owner` still holds it. */
+export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>) {
+  return db
+    .update(deliveries)
+    .set({
+      status: p.status as OutcomeParams['status'],
+      attempts: p.attempts as number,
+      lastError: p.lastError as string | null,
+      nextAttemptAt: p.nextAttemptAt as number | null,
+      processedAt: p.processedAt as number | null,
+      leaseOwner: null,
+      leaseUntil: null,
+    })
+    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.leaseOwner, p.owner)))
+    .returning({ eventId: deliveries.eventId });
+}
+
+export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; runs: HandlerRunParams[] } {
+  return {
+    outcome: {
+      eventId: o.eventId,
+      owner: o.owner,
+      status: o.status,
+      attempts: o.attempts,
+      lastError: o.lastError,
+      nextAttemptAt: o.nextAttemptAt,
+      processedAt: o.status === 'processed' ? o.now : null,
+    },
+    runs: o.runs.map((r) => ({ ...r, updatedAt: o.now })),
+  };
+}
+
+export type DeliveryRow = typeof deliveries.$inferSelect;
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    eventId: row.eventId,
+    eventType: row.eventType,
+    signatureT: row.signatureT,
+    body: row.body,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    receivedAt: row.receivedAt,
+    lastReceivedAt: row.lastReceivedAt,
+    deliveryCount: row.deliveryCount,
+    status: row.status,
+    attempts: row.attempts,
+    lastError: row.lastError,
+    nextAttemptAt: row.nextAttemptAt,
+    processedAt: row.processedAt,
+  };
+}
+
+/** Placeholders named after the keys of a params object. */
+export function placeholders<T extends object>(keys: readonly (keyof T & string)[]): Params<T> {
+  return Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)])) as Params<T>;
+}
