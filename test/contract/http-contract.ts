@@ -144,7 +144,7 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
         const flipped = signDelivery();
         flipped.body[3]! ^= 0x20;
         const reserialised = signDelivery({ body: '{"a": 1,  "b": [1, 2]}' });
-        reserialised.body = new TextEncoder().encode(JSON.stringify({ a: 1, b: [1, 2] }));
+        reserialised.body = new Uint8Array(new TextEncoder().encode(JSON.stringify({ a: 1, b: [1, 2] })));
         const cases = [
           signDelivery({ secret: 'not-the-secret' }),
           flipped,

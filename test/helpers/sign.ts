@@ -42,10 +42,10 @@ export function signDelivery({
   extraSignatures = [],
   signatureHeader,
 }: SignOptions = {}): SignedDelivery {
-  const bytes =
-    body instanceof Uint8Array
-      ? new Uint8Array(body)
-      : new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body));
+  // A copy either way; `new Uint8Array` also types it over an ArrayBuffer in workerd's typings.
+  const bytes = new Uint8Array(
+    body instanceof Uint8Array ? body : new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)),
+  );
   const v1 = [...extraSignatures, mac(secret, t, bytes)].map((s) => `v1=${s}`).join(',');
   return {
     body: bytes,

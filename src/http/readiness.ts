@@ -1,0 +1,30 @@
+import type { DeliveryStore } from '../core/delivery-store.js';
+import type { SecretSource } from '../core/secret-source.js';
+import type { ReadinessReport } from './create-app.js';
+
+export interface ReadinessOptions {
+  store: Pick<DeliveryStore, 'ping'>;
+  secrets: SecretSource;
+}
+
+/**
+ * `GET /readyz` for every runtime: ready when the store answers and at least one signing secret
+ * is configured (without one every delivery would be refused with 503).
+ */
+export function createReadiness({ store, secrets }: ReadinessOptions): () => Promise<ReadinessReport> {
+  return async function readiness() {
+    const checks: Record<string, string> = {};
+    try {
+      await store.ping();
+      checks.store = 'ok';
+    } catch (error) {
+      checks.store = `unreachable: ${(error as Error).message}`;
+    }
+    try {
+      checks.secret = (await secrets.getSecrets()).length > 0 ? 'ok' : 'no signing secret configured';
+    } catch {
+      checks.secret = 'unknown: the store could not be read';
+    }
+    return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
+  };
+}

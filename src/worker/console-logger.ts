@@ -1,0 +1,62 @@
+import type { Logger } from '../core/logger.js';
+
+/** pino's level names and numbers, so Worker and Node log lines read the same. */
+const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity } as const;
+export type ConsoleLogLevel = keyof typeof LEVELS;
+
+/** Keys whose values are never printed (a second line of defence, as pino's `redact` on Node). */
+const REDACTED = new Set(['secret', 'secrets', 'signature', 'apiKey', 'x-svc-signature']);
+
+/** The console methods used: the Workers runtime files each line under its method's level. */
+export type ConsoleSink = Pick<Console, 'debug' | 'log' | 'warn' | 'error'>;
+
+export interface ConsoleLoggerOptions {
+  level?: ConsoleLogLevel;
+  /** Fields on every line (a child logger adds its own). */
+  bindings?: Record<string, unknown>;
+  sink?: ConsoleSink;
+  now?: () => number;
+}
+
+function replacer(key: string, value: unknown): unknown {
+  if (REDACTED.has(key)) return '[redacted]';
+  if (value instanceof Error) return { type: value.name, message: value.message };
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+/**
+ * A `Logger` that writes one JSON object per line to the console, shaped like pino's lines
+ * (`level` number, `time` in ms, bindings, fields, `msg`). In a Worker bundle pino falls back to
+ * its browser build, which prints objects rather than JSON lines; Workers Logs and
+ * `wrangler tail` index JSON lines by field.
+ */
+export function createConsoleLogger({
+  level = 'info',
+  bindings = { service: 'podhook' },
+  sink = console,
+  now = Date.now,
+}: ConsoleLoggerOptions = {}): Logger {
+  const threshold = LEVELS[level];
+  const write = (lvl: Exclude<ConsoleLogLevel, 'silent' | 'trace' | 'fatal'>, method: keyof ConsoleSink) =>
+    function log(obj: object, msg?: string) {
+      if (LEVELS[lvl] < threshold) return;
+      let line: string;
+      try {
+        line = JSON.stringify({ level: LEVELS[lvl], time: now(), ...bindings, ...obj, msg }, replacer);
+      } catch (error) {
+        // A cycle or a throwing getter in a handler's fields must not lose the line.
+        line = JSON.stringify({ level: LEVELS[lvl], time: now(), ...bindings, msg, log_error: (error as Error).message });
+      }
+      sink[method](line);
+    };
+  return {
+    debug: write('debug', 'debug'),
+    info: write('info', 'log'),
+    warn: write('warn', 'warn'),
+    error: write('error', 'error'),
+    child(extra) {
+      return createConsoleLogger({ level, bindings: { ...bindings, ...extra }, sink, now });
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { Clock } from '../core/clock.js';
+import type { HandlerDefinition } from '../core/define-handler.js';
+import { ConfigError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { errorBody } from '../http/create-app.js';
+import { createConsoleLogger } from './console-logger.js';
+import type { WorkerEnv } from './worker-env.js';
+import { createWorkerRuntime } from './worker-runtime.js';
+
+export interface CreateWorkerOptions {
+  /** The handler modules (the entry passes handlers/index.ts). */
+  handlers?: readonly HandlerDefinition[];
+  /** Defaults to JSON lines on the console at `LOG_LEVEL`. */
+  logger?: Logger;
+  clock?: Clock;
+  random?: () => number;
+}
+
+/** Whether this cron run also prunes: once an hour (the minute-0 run), as the Node service does. */
+export function isPruneRun(scheduledTime: number): boolean {
+  return new Date(scheduledTime).getUTCMinutes() === 0;
+}
+
+/**
+ * The Worker's handlers. `fetch` builds the app from the bindings for each request and hands
+ * the dispatcher's drain to `ctx.waitUntil` once a delivery is stored, so the `200` never
+ * waits for handlers. `scheduled` (the cron trigger) runs whatever is queued or due for retry,
+ * including deliveries whose `waitUntil` was cut short, and prunes old rows once an hour.
+ *
+ * @example
+ * export default createWorker({ handlers }); // src/worker/index.ts
+ */
+export function createWorker(options: CreateWorkerOptions = {}): ExportedHandler<WorkerEnv> {
+  const runtimeFor = (env: WorkerEnv, ctx: ExecutionContext) =>
+    createWorkerRuntime({ ...options, env, waitUntil: (work) => ctx.waitUntil(work) });
+
+  return {
+    async fetch(request, env, ctx) {
+      let runtime: ReturnType<typeof runtimeFor>;
+      try {
+        runtime = runtimeFor(env, ctx);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        // Nothing was stored: a 5xx makes the sender retry once the variable is fixed.
+        (options.logger ?? createConsoleLogger()).error({ err: error.message }, 'invalid configuration');
+        return Response.json(errorBody('unavailable', 'The receiver is misconfigured; retry later.'), {
+          status: 503,
+          headers: { 'retry-after': '60' },
+        });
+      }
+      return runtime.app.fetch(request, env, ctx);
+    },
+
+    async scheduled(controller, env, ctx) {
+      const runtime = runtimeFor(env, ctx);
+      const { dispatcher, config, logger } = runtime;
+      try {
+        if (config.dispatch.enabled) await dispatcher.runUntilIdle();
+        if (isPruneRun(controller.scheduledTime)) await runtime.prune();
+      } catch (error) {
+        logger.error({ err: (error as Error).message, cron: controller.cron }, 'scheduled run failed');
+        throw error;
+      }
+    },
+  };
+}

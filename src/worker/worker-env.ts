@@ -1,0 +1,45 @@
+/**
+ * What the Worker reads from its environment: the D1 binding, the signing secret (a Worker
+ * secret: `wrangler secret put SVC_WEBHOOK_SECRET`, `.dev.vars` locally) and the `[vars]` of
+ * wrangler.toml. Variables are strings, validated by the same `parseConfig` as on Node.
+ */
+export interface WorkerEnv {
+  DB: D1Database;
+  SVC_WEBHOOK_SECRET?: string;
+  WEBHOOK_PATH?: string;
+  MAX_BODY_BYTES?: string;
+  LOG_LEVEL?: string;
+  RETENTION_DAYS?: string;
+  DISPATCHER?: string;
+  DISPATCH_CONCURRENCY?: string;
+  DISPATCH_MAX_ATTEMPTS?: string;
+  HANDLER_TIMEOUT_MS?: string;
+  RETRY_BASE_MS?: string;
+  RETRY_MAX_MS?: string;
+}
+
+/** The variables of `WorkerEnv` that configure podhook (everything but the bindings). */
+export const WORKER_VARIABLES = [
+  'SVC_WEBHOOK_SECRET',
+  'WEBHOOK_PATH',
+  'MAX_BODY_BYTES',
+  'LOG_LEVEL',
+  'RETENTION_DAYS',
+  'DISPATCHER',
+  'DISPATCH_CONCURRENCY',
+  'DISPATCH_MAX_ATTEMPTS',
+  'HANDLER_TIMEOUT_MS',
+  'RETRY_BASE_MS',
+  'RETRY_MAX_MS',
+] as const satisfies readonly (keyof WorkerEnv)[];
+
+/** The configuring variables as the plain string map `parseConfig` takes. */
+export function workerVariables(env: WorkerEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const name of WORKER_VARIABLES) {
+    const value = env[name];
+    // A `[vars]` entry may be a number or boolean in TOML; the schema validates strings.
+    out[name] = value === undefined || value === null ? undefined : String(value);
+  }
+  return out;
+}

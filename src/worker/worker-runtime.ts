@@ -1,0 +1,109 @@
+import type { Hono } from 'hono';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { HandlerDefinition } from '../core/define-handler.js';
+import type { DeliveryStore } from '../core/delivery-store.js';
+import { createDispatcher, type Dispatcher } from '../core/dispatcher.js';
+import type { Logger } from '../core/logger.js';
+import { createReceiver } from '../core/receive-delivery.js';
+import { pruneExpired } from '../core/retention.js';
+import { createRouter } from '../core/router.js';
+import { createSecretSource } from '../core/secret-source.js';
+import { createWebSignatureCrypto } from '../core/signature-crypto.js';
+import { createApp } from '../http/create-app.js';
+import { createReadiness } from '../http/readiness.js';
+import { parseConfig, type Config } from '../node/config.js';
+import { createConsoleLogger } from './console-logger.js';
+import { createD1Store } from './d1-store.js';
+import { workerVariables, type WorkerEnv } from './worker-env.js';
+
+export interface WorkerRuntimeOptions {
+  env: WorkerEnv;
+  /** Keeps background work alive after the response (`ctx.waitUntil`). */
+  waitUntil: (work: Promise<unknown>) => void;
+  handlers?: readonly HandlerDefinition[];
+  /** Defaults to JSON lines on the console at `LOG_LEVEL`. */
+  logger?: Logger;
+  clock?: Clock;
+  /** Jitter source for retries (tests pin it). */
+  random?: () => number;
+}
+
+export interface WorkerRuntime {
+  app: Hono<{ Variables: { requestId: string } }>;
+  store: DeliveryStore;
+  dispatcher: Dispatcher;
+  config: Config;
+  logger: Logger;
+  /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches. */
+  prune(): Promise<number>;
+}
+
+/** Web Crypto keeps no I/O, so one instance (and its imported-key cache) serves every request. */
+const signatureCrypto = createWebSignatureCrypto();
+
+/**
+ * Wires the core for one Worker invocation from its bindings: D1 store (atomic batches), Web
+ * Crypto HMAC, secrets from `SVC_WEBHOOK_SECRET` and D1, and a dispatcher whose drain is handed
+ * to `waitUntil` after a delivery is stored. Built per request: a Worker must not carry I/O
+ * objects from one request into another, and every piece here is cheap to build. Throws a
+ * `ConfigError` for an invalid variable.
+ */
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random }: WorkerRuntimeOptions): WorkerRuntime {
+  const config = parseConfig(workerVariables(env));
+  const log = logger ?? createConsoleLogger({ level: config.logLevel });
+  const store = createD1Store(env.DB);
+  // Built per request, so stored secrets are read once per delivery: a secret added to D1 by
+  // `podhook register` is accepted by the next request in every isolate.
+  const secrets = createSecretSource({
+    configured: config.secrets,
+    loadStored: async () => (await store.listSecrets()).map((s) => s.secret),
+  });
+
+  const d = config.dispatch;
+  const dispatcher = createDispatcher({
+    store,
+    router: createRouter(handlers),
+    logger: log,
+    clock,
+    owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
+    concurrency: d.concurrency,
+    maxAttempts: d.maxAttempts,
+    handlerTimeoutMs: d.handlerTimeoutMs,
+    retryBaseMs: d.retryBaseMs,
+    retryMaxMs: d.retryMaxMs,
+    random,
+  });
+  const drain = () =>
+    dispatcher.runUntilIdle().catch((error: Error) => log.error({ err: error.message }, 'dispatch failed'));
+
+  const receive = createReceiver({
+    crypto: signatureCrypto,
+    clock,
+    secrets,
+    // No group commit: each request is its own invocation, and D1 commits each batch durably.
+    claim: async (delivery) => (await store.claim([delivery]))[0]!,
+  });
+
+  const app = createApp({
+    receive,
+    logger: log,
+    webhookPath: config.webhookPath,
+    maxBodyBytes: config.maxBodyBytes,
+    onStored: d.enabled ? () => waitUntil(drain()) : undefined,
+    readiness: createReadiness({ store, secrets }),
+  });
+
+  return {
+    app,
+    store,
+    dispatcher,
+    config,
+    logger: log,
+    async prune() {
+      const before = clock() - config.retentionDays * 86_400_000;
+      const removed = await pruneExpired({ store, before });
+      if (removed > 0) log.info({ removed, retention_days: config.retentionDays }, 'pruned old deliveries');
+      return removed;
+    },
+  };
+}

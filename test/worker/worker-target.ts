@@ -1,0 +1,65 @@
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
+import type { HandlerDefinition } from '../../src/core/define-handler.js';
+import { silentLogger, type Logger } from '../../src/core/logger.js';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { createD1Store } from '../../src/worker/d1-store.js';
+import type { WorkerEnv } from '../../src/worker/worker-env.js';
+
+/** Empties podhook's tables (the schema and the migration ledger stay), so a test starts clean. */
+export async function emptyD1(db: D1Database): Promise<void> {
+  await db.batch(['handler_runs', 'deliveries', 'webhook_secrets'].map((table) => db.prepare(`DELETE FROM ${table}`)));
+}
+
+export interface WorkerTarget extends HttpTarget {
+  worker: ExportedHandler<WorkerEnv>;
+  env: WorkerEnv;
+  now(): number;
+}
+
+export interface WorkerTargetOptions {
+  db?: D1Database;
+  handlers?: readonly HandlerDefinition[];
+  logger?: Logger;
+  /** Extra variables (wrangler.toml's `[vars]` apply first). */
+  vars?: Partial<Record<Exclude<keyof WorkerEnv, 'DB'>, string>>;
+}
+
+/**
+ * The Worker's `fetch` handler on an emptied D1 database, inside workerd, with an injected
+ * clock. Each call gets its own ExecutionContext and resolves once its `waitUntil` work is done.
+ */
+export async function openWorkerTarget(
+  { secrets, maxBodyBytes }: HttpTargetOptions,
+  { db = env.CONTRACT_DB, handlers = [], logger = silentLogger, vars = {} }: WorkerTargetOptions = {},
+): Promise<WorkerTarget> {
+  await emptyD1(db);
+  let now = Date.now();
+  const worker = createWorker({ handlers, logger, clock: () => now, random: () => 0.5 });
+  const workerEnv: WorkerEnv = {
+    ...env,
+    DB: db,
+    SVC_WEBHOOK_SECRET: secrets.join(','),
+    MAX_BODY_BYTES: maxBodyBytes === undefined ? env.MAX_BODY_BYTES : String(maxBodyBytes),
+    // As on Node, the contract sees rows as ingest left them; dispatch tests turn it on.
+    DISPATCHER: 'off',
+    ...vars,
+  };
+  return {
+    worker,
+    env: workerEnv,
+    store: createD1Store(db),
+    async fetch(request) {
+      const ctx = createExecutionContext();
+      const response = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, workerEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return response;
+    },
+    setNow(ms) {
+      now = ms;
+    },
+    now: () => now,
+    close() {},
+  };
+}
