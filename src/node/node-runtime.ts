@@ -6,9 +6,11 @@ import { createDispatcher, type Dispatcher } from '../core/dispatcher.js';
 import type { Logger } from '../core/logger.js';
 import { createPodhookMetrics } from '../core/podhook-metrics.js';
 import { createReceiver } from '../core/receive-delivery.js';
+import { pruneExpired } from '../core/retention.js';
 import { createRouter } from '../core/router.js';
 import { createSecretSource } from '../core/secret-source.js';
 import { createApp } from '../http/create-app.js';
+import { createReadiness } from '../http/readiness.js';
 import type { Config } from './config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -115,33 +117,13 @@ export function createNodeRuntime({
     extend: (a) => {
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
-    readiness: async () => {
-      const checks: Record<string, string> = {};
-      try {
-        await store.ping();
-        checks.store = 'ok';
-      } catch (error) {
-        checks.store = `unreachable: ${(error as Error).message}`;
-      }
-      try {
-        checks.secret = (await secrets.getSecrets()).length > 0 ? 'ok' : 'no signing secret configured';
-      } catch {
-        checks.secret = 'unknown: the store could not be read';
-      }
-      return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
-    },
+    readiness: createReadiness({ store, secrets }),
   });
 
   async function prune(): Promise<number> {
     const before = clock() - config.retentionDays * 86_400_000;
-    let total = 0;
-    for (;;) {
-      const removed = await store.prune({ before, limit: PRUNE_CHUNK });
-      total += removed;
-      if (removed < PRUNE_CHUNK) break;
-      // Small transactions, and a turn of the event loop between them, so ingest never stalls.
-      await new Promise((r) => setImmediate(r));
-    }
+    // Small transactions, and a turn of the event loop between them, so ingest never stalls.
+    const total = await pruneExpired({ store, before, chunk: PRUNE_CHUNK, pause: () => new Promise((r) => setImmediate(r)) });
     if (total > 0) logger.info({ removed: total, retention_days: config.retentionDays }, 'pruned old deliveries');
     return total;
   }
