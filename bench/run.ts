@@ -28,11 +28,12 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'limit', args: ['--import', 'tsx', 'bench/targets/limit.ts'] },
   { name: 'peer', args: ['--import', 'tsx', 'bench/targets/peer.ts'], env: { SQLITE_SYNC: 'FULL' } },
   { name: 'hono-insert-normal', args: ['--import', 'tsx', 'bench/targets/hono-insert.ts'], env: { SQLITE_SYNC: 'NORMAL' } },
-  // podhook as shipped: the same command `npm start` runs.
-  { name: 'podhook', args: ['bin/podhook.js', 'serve'], env: { SVC_WEBHOOK_SECRET: SECRET } },
-  // Diagnostics (run with --targets=…): ingest alone, and without per-delivery log lines.
-  { name: 'podhook-ingest-only', args: ['bin/podhook.js', 'serve'], env: { DISPATCHER: 'off' } },
-  { name: 'podhook-warn-logs', args: ['bin/podhook.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
+  // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
+  { name: 'podhook', args: ['dist/src/cli/run.js', 'serve'] },
+  // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
+  { name: 'podhook-ingest-only', args: ['dist/src/cli/run.js', 'serve'], env: { DISPATCHER: 'off' } },
+  { name: 'podhook-warn-logs', args: ['dist/src/cli/run.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
+  { name: 'podhook-tsx', args: ['bin/podhook.js', 'serve'] },
 ];
 const DEFAULT_TARGETS = ['limit', 'peer', 'hono-insert-normal', 'podhook'];
 
@@ -122,6 +123,10 @@ const median = (xs: number[]) => {
 
 async function main() {
   const targets = ALL_TARGETS.filter((t) => (only ?? DEFAULT_TARGETS).includes(t.name));
+  if (targets.some((t) => t.args[0]!.startsWith('dist/'))) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+  }
   const dir = mkdtempSync(join(tmpdir(), 'podhook-bench-'));
   const stealBefore = cpuTimes();
   const running: Running[] = [];

@@ -128,14 +128,19 @@ export function createDispatcher({
       pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
     );
 
-    const runs: HandlerRun[] = results.map((r) => ({
-      eventId: delivery.eventId,
-      handler: r.handler,
-      status: r.ok ? 'succeeded' : 'failed',
-      attempts: r.attempt,
-      lastError: r.error,
-    }));
     const failures = results.filter((r) => !r.ok);
+    // The ledger matters once an attempt has failed. A delivery processed at its first attempt
+    // needs no rows: its status already says every handler succeeded (and ingest stays lean).
+    const runs: HandlerRun[] =
+      failures.length === 0 && ledger.length === 0
+        ? []
+        : results.map((r) => ({
+            eventId: delivery.eventId,
+            handler: r.handler,
+            status: r.ok ? 'succeeded' : 'failed',
+            attempts: r.attempt,
+            lastError: r.error,
+          }));
     const attempts = delivery.attempts + 1;
     const lastError = describeFailures(results);
     let outcome: DispatchOutcome;

@@ -178,7 +178,7 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
       const rows = await db
         .select({ status: deliveries.status, count: sql<number>`count(*)` })
         .from(deliveries)
-        .where(inArray(deliveries.status, ['queued', 'failed', 'dead']))
+        .where(sql`${deliveries.status} in ('queued', 'failed', 'dead')`) // the partial index's condition
         .groupBy(deliveries.status);
       const stats = { queued: 0, failed: 0, dead: 0 };
       for (const r of rows) stats[r.status as keyof typeof stats] = Number(r.count);

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /**
@@ -41,7 +42,11 @@ export const deliveries = sqliteTable(
   },
   (t) => [
     uniqueIndex('deliveries_content_digest_uq').on(t.contentDigest),
-    index('deliveries_due_idx').on(t.status, t.nextAttemptAt),
+    // Partial: only rows waiting for dispatch are indexed, so leasing stays cheap however many
+    // processed rows the table holds, and a row leaves the index when it is processed.
+    index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('queued', 'failed')`),
+    // Queue depth and dead letters for /metrics without scanning processed rows.
+    index('deliveries_open_status_idx').on(t.status).where(sql`${t.status} in ('queued', 'failed', 'dead')`),
     index('deliveries_received_idx').on(t.receivedAt),
   ],
 );

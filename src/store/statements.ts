@@ -99,7 +99,9 @@ export function leaseStatement(db: AnySqliteDatabase, p: Params<LeaseParams>) {
     .from(deliveries)
     .where(
       and(
-        inArray(deliveries.status, ['queued', 'failed']),
+        // Literal, not bound: SQLite uses the partial index deliveries_due_idx only when the
+        // query's WHERE repeats the index's own condition.
+        sql`${deliveries.status} in ('queued', 'failed')`,
         lte(deliveries.nextAttemptAt, p.now),
         or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, p.now)),
       ),
