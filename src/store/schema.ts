@@ -41,7 +41,10 @@ export const deliveries = sqliteTable(
     processedAt: integer('processed_at'),
   },
   (t) => [
-    uniqueIndex('deliveries_content_digest_uq').on(t.contentDigest),
+    // A replay carries the same t, so (t, digest) identifies signed content as well as the digest
+    // alone, and t leads: inserts land at the right edge of the index instead of at random
+    // pages, so its cost does not grow with the table.
+    uniqueIndex('deliveries_signed_content_uq').on(t.signatureT, t.contentDigest),
     // Partial: only rows waiting for dispatch are indexed, so leasing stays cheap however many
     // processed rows the table holds, and a row leaves the index when it is processed.
     index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('queued', 'failed')`),

@@ -26,6 +26,9 @@ export function newDelivery(overrides: Partial<NewDelivery> = {}): NewDelivery {
 }
 
 /**
+ * A replay of signed content carries the same `t` and digest (the digest covers `<t>.<body>`);
+ * fixtures that share a digest must share `signatureT` too.
+ *
  * One battery of store tests, run against every backend (better-sqlite3 here, D1 in workerd):
  * the `batteryOfTests(storageFactory)` pattern of Shopify's session storages.
  */
@@ -83,7 +86,7 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
       withStore(async (store) => {
         const d = newDelivery();
         await store.claim([d]);
-        const replay = newDelivery({ contentDigest: d.contentDigest, body: d.body });
+        const replay = newDelivery({ signatureT: d.signatureT, contentDigest: d.contentDigest, body: d.body });
         expect(await store.claim([replay])).toEqual([{ outcome: 'conflict' }]);
         expect(await store.get(replay.eventId)).toBeNull();
         expect((await store.get(d.eventId))!.deliveryCount).toBe(1);
