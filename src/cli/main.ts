@@ -1,9 +1,16 @@
 import { ConfigError } from '../core/errors.js';
 import { EXIT, helpText, parse, UsageError, type Command, type CommandIo } from './command.js';
 import { deliveriesCommand } from './commands/deliveries.js';
+import { registerCommand } from './commands/register.js';
+import { secretsCommand } from './commands/secrets.js';
 import { serveCommand } from './commands/serve.js';
 
-const COMMANDS: Command[] = [serveCommand as Command, deliveriesCommand as Command];
+const COMMANDS: Command[] = [
+  serveCommand as Command,
+  deliveriesCommand as Command,
+  registerCommand as Command,
+  secretsCommand as Command,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -3,6 +3,7 @@ import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from '../../cor
 import { parseConfig } from '../../node/config.js';
 import { openSqliteStore } from '../../node/sqlite-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
+import { formatTable } from '../format-table.js';
 
 /** The JSON shape of a delivery in CLI output (no body: see `podhook export`). */
 export function deliveryJson(d: Delivery) {
@@ -77,9 +78,5 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
 });
 
 function table(rows: ReturnType<typeof deliveryJson>[]): string {
-  const cols = ['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count', 'last_error'] as const;
-  const cells = rows.map((r) => cols.map((c) => String(r[c] ?? '').slice(0, 60)));
-  const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (values: readonly string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
-  return `${[line(cols), ...cells.map(line)].join('\n')}\n`;
+  return formatTable(['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count', 'last_error'], rows);
 }

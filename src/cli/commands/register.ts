@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { handlers } from '../../../handlers/index.js';
+import { validateCreateWebhookBody } from '../../admin/create-webhook-body.js';
+import { secretFingerprint } from '../../admin/secret-fingerprint.js';
+import { createServiceClient } from '../../admin/service-client.js';
+import { ServiceError } from '../../admin/service-error.js';
+import { API_KEY_HOME, type CreatedWebhook } from '../../admin/webhook.js';
+import { EVENT_TYPES } from '../../core/event-types.js';
+import { createRouter } from '../../core/router.js';
+import { parseConfig } from '../../node/config.js';
+import { openSqliteStore } from '../../node/sqlite-store.js';
+import { defineCommand, EXIT, UsageError } from '../command.js';
+import { wranglerSecretPut } from '../wrangler-secret-put.js';
+
+/** `podhook register`'s exit codes: one per outcome a script may want to tell apart. */
+export const REGISTER_EXIT = {
+  ...EXIT,
+  unauthorized: 3,
+  invalidRequest: 4,
+  limitExceeded: 5,
+  rateLimited: 6,
+  unavailable: 7,
+  secretNotKept: 8,
+} as const;
+
+const MAX_RATE_LIMIT_RETRIES = 3;
+const MAX_WAIT_SECONDS = 120;
+
+export const registerCommand = defineCommand({
+  name: 'register',
+  summary: 'Create the webhook at the service and store its one-time signing secret.',
+  usage: 'podhook register --url <https url> [--events T,T,... | --only-handled] [--show-secret] [--secret-file PATH] [--wrangler]',
+  help: `Creates the webhook with POST $SVC_BASE_URL/pods/v1/webhooks and stores the signing secret
+the service shows once in DATABASE_PATH, where the running receiver accepts it at once (no restart).
+
+Options:
+  --url URL          where the service delivers: https only; no credentials, localhost,
+                     .internal / .local names or non-public IP addresses (in any spelling).
+                     Checked before anything is sent.
+  --events T,T,...   the event types to receive (of: ${EVENT_TYPES.join(', ')}).
+                     Without it (and without --only-handled) event_types is omitted: every event.
+  --only-handled     only the types that have a handler module in handlers/index.ts
+  --show-secret      also print the secret (it is never printed otherwise)
+  --secret-file PATH also write the secret to PATH, created owner-only (0600); PATH must not exist
+  --wrangler         also pipe the secret (on stdin, never argv) to
+                     \`wrangler secret put SVC_WEBHOOK_SECRET\` for the edge worker, run in this folder
+                     ($WRANGLER overrides the command, e.g. WRANGLER="npx wrangler --env production")
+  --allow-local-url  accept http and local URLs: only for \`podhook emulate --allow-local-urls\`;
+                     the service itself refuses them
+
+Environment:
+  SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME})
+  SVC_BASE_URL   the compute host, e.g. https://compute.example.com (http only for 127.0.0.1/localhost)
+  DATABASE_PATH  where the secret is stored, as for the server (./data/podhook.db)
+
+Exit codes:
+  0  registered; the secret is stored (and written / piped as asked)
+  1  the service refused or failed otherwise (forbidden, an unexpected answer, another code)
+  2  bad usage or configuration (URL, event types, SVC_API_KEY, SVC_BASE_URL, DATABASE_PATH):
+     nothing was sent
+  3  unauthorized: the service refused SVC_API_KEY
+  4  invalid_request: the service refused the body (its details are printed)
+  5  limit_exceeded: the account already has 10 webhooks
+  6  rate_limited: still limited after ${MAX_RATE_LIMIT_RETRIES} waits (or asked to wait over ${MAX_WAIT_SECONDS} s)
+  7  internal error at the service, or the service could not be reached
+  8  the webhook was created but its secret could not be stored, written or piped
+On a failure the service's x-request-id is printed, for support.`,
+  options: {
+    url: { type: 'string' },
+    events: { type: 'string' },
+    'only-handled': { type: 'boolean' },
+    'show-secret': { type: 'boolean' },
+    'secret-file': { type: 'string' },
+    wrangler: { type: 'boolean' },
+    'allow-local-url': { type: 'boolean' },
+  },
+  async run({ values }, io) {
+    const say = (line: string) => io.stderr(`podhook register: ${line}\n`);
+
+    // Everything that can be checked locally is, before a request costs rate-limit budget.
+    const url = values.url as string | undefined;
+    if (url === undefined) throw new UsageError('--url is required');
+    const eventTypes = chosenEventTypes(values.events as string | undefined, values['only-handled'] === true);
+    const verdict = validateCreateWebhookBody(
+      { url, ...(eventTypes && { event_types: eventTypes }) },
+      { allowLocal: values['allow-local-url'] === true },
+    );
+    if (!verdict.ok) throw new UsageError(`not sent: ${verdict.message}`);
+
+    const apiKey = io.env.SVC_API_KEY?.trim();
+    if (!apiKey) {
+      say(`SVC_API_KEY is not set: create a compute API key in ${API_KEY_HOME}, then export SVC_API_KEY. Nothing was sent.`);
+      return EXIT.usage;
+    }
+    const baseUrl = checkBaseUrl(io.env.SVC_BASE_URL);
+    const secretFile = values['secret-file'] === undefined ? undefined : resolve(values['secret-file'] as string);
+    if (secretFile !== undefined) checkSecretFilePath(secretFile);
+    const config = parseConfig(io.env);
+
+    // Open the database first: the secret is shown once, so there must be somewhere to put it.
+    let opened: ReturnType<typeof openSqliteStore>;
+    try {
+      opened = openSqliteStore(config.databasePath);
+    } catch (error) {
+      say(`cannot open the database at ${config.databasePath} (${(error as Error).message}). Nothing was sent.`);
+      return EXIT.usage;
+    }
+    try {
+      const client = createServiceClient({
+        baseUrl,
+        apiKey,
+        userAgent: 'podhook-cli',
+        maxRateLimitRetries: MAX_RATE_LIMIT_RETRIES,
+        maxWaitSeconds: MAX_WAIT_SECONDS,
+        onRateLimited: ({ waitSeconds, retry, maxRetries, requestId }) =>
+          say(`rate limited by the service (request id ${requestId}); waiting ${waitSeconds} s before retry ${retry} of ${maxRetries}…`),
+      });
+      let webhook: CreatedWebhook;
+      try {
+        webhook = await client.createWebhook(verdict.body);
+      } catch (error) {
+        if (error instanceof ServiceError) return reportServiceError(error, baseUrl, say);
+        throw error;
+      }
+
+      const fingerprint = await secretFingerprint(webhook.secret);
+      const kept: string[] = [];
+      const problems: string[] = [];
+      try {
+        await opened.store.addSecret({
+          id: randomUUID(),
+          webhookId: webhook.id,
+          url: webhook.url,
+          eventTypes: webhook.event_types ?? verdict.body.event_types ?? null,
+          secret: webhook.secret,
+          fingerprint,
+          createdAt: Date.now(),
+        });
+        kept.push(`stored in ${config.databasePath} as fingerprint ${fingerprint}: the running receiver accepts it now`);
+      } catch (error) {
+        problems.push(`the secret could not be stored in ${config.databasePath} (${(error as Error).message})`);
+      }
+      if (secretFile !== undefined) {
+        try {
+          writeSecretFile(secretFile, webhook.secret);
+          kept.push(`written to ${secretFile} (owner-only)`);
+        } catch (error) {
+          problems.push(`the secret could not be written to ${secretFile} (${(error as Error).message})`);
+        }
+      }
+      if (values.wrangler) {
+        const result = await wranglerSecretPut({ name: 'SVC_WEBHOOK_SECRET', value: webhook.secret, env: io.env, onOutput: io.stderr });
+        if (result.ok) kept.push('set as SVC_WEBHOOK_SECRET with wrangler secret put');
+        else problems.push(`wrangler secret put failed (${result.reason})`);
+      }
+
+      io.stdout(summary(webhook, verdict.body.event_types === undefined, kept, values['show-secret'] === true));
+      if (problems.length > 0) {
+        for (const p of problems) say(p);
+        say(
+          kept.length > 0
+            ? `webhook ${webhook.id} was created; the secret is kept only where listed above.`
+            : `webhook ${webhook.id} was created but its secret was not kept anywhere: rotate the endpoint's secret at the service.`,
+        );
+        return REGISTER_EXIT.secretNotKept;
+      }
+      return EXIT.ok;
+    } finally {
+      opened.close();
+    }
+  },
+});
+
+/** `--events` split and trimmed, or the handled types, or undefined for every event. */
+function chosenEventTypes(events: string | undefined, onlyHandled: boolean): string[] | undefined {
+  if (events !== undefined && onlyHandled) throw new UsageError('--events and --only-handled cannot be used together');
+  if (events !== undefined) return events.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (!onlyHandled) return undefined;
+  const router = createRouter(handlers);
+  const handled = EVENT_TYPES.filter((type) => router.handlersFor(type).length > 0);
+  if (handled.length === 0) throw new UsageError('--only-handled: no handler module takes any event type (see handlers/index.ts)');
+  return handled;
+}
+
+function checkBaseUrl(value: string | undefined): string {
+  if (!value?.trim()) {
+    throw new UsageError('SVC_BASE_URL is not set: the compute host, e.g. SVC_BASE_URL=https://compute.example.com');
+  }
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new UsageError(`SVC_BASE_URL is not a URL (got ${JSON.stringify(value)})`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  // The API key travels in a header: never in clear text beyond this machine.
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UsageError(`SVC_BASE_URL must be https:// (http only for a local emulator on 127.0.0.1 or localhost; got ${url.protocol}//${url.host})`);
+  }
+  return url.href;
+}
+
+function checkSecretFilePath(path: string): void {
+  if (existsSync(path)) throw new UsageError(`--secret-file ${path} already exists: choose a new path (it is never overwritten)`);
+  const dir = dirname(path);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--secret-file: the folder ${dir} does not exist`);
+}
+
+/** Creates the file owner-only (it must not exist), writes the secret and a newline, syncs it. */
+function writeSecretFile(path: string, secret: string): void {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeSync(fd, `${secret}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function summary(webhook: CreatedWebhook, omittedTypes: boolean, kept: string[], showSecret: boolean): string {
+  const types = webhook.event_types?.length
+    ? webhook.event_types.join(', ')
+    : omittedTypes
+      ? 'every event (event_types omitted: the service sends all types, including any added later)'
+      : '(none reported by the service)';
+  const rows: [string, string][] = [
+    ['id', webhook.id],
+    ['url', webhook.url],
+    ['event types', types],
+    ['enabled', webhook.enabled === false ? 'no' : 'yes'],
+    ...kept.map((k): [string, string] => ['secret', k]),
+  ];
+  if (showSecret) rows.push(['secret value', webhook.secret]);
+  else rows.push(['', 'the secret is not printed (--show-secret prints it)']);
+  if (webhook.secret_note) rows.push(['note', webhook.secret_note]);
+  return `Webhook registered.\n${rows.map(([k, v]) => `  ${k.padEnd(13)} ${v}`).join('\n')}\n`;
+}
+
+function reportServiceError(error: ServiceError, baseUrl: string, say: (line: string) => void): number {
+  const code = error.code;
+  let exit: number = EXIT.failure;
+  switch (code) {
+    case 'unauthorized':
+      say(`the service refused SVC_API_KEY (unauthorized): check it, or mint a new compute API key in ${API_KEY_HOME}.`);
+      exit = REGISTER_EXIT.unauthorized;
+      break;
+    case 'forbidden':
+      say(`the service does not allow this key to create webhooks (forbidden): ${error.message}`);
+      break;
+    case 'invalid_request':
+      say(`the service refused the request (invalid_request): ${error.message}`);
+      if (error.details) say(`details: ${JSON.stringify(error.details)}`);
+      exit = REGISTER_EXIT.invalidRequest;
+      break;
+    case 'limit_exceeded':
+      say('the account already has the most webhooks allowed: 10 per account (limit_exceeded). Delete one at the service first.');
+      exit = REGISTER_EXIT.limitExceeded;
+      break;
+    case 'rate_limited': {
+      const wait = Number(error.details?.retry_after_seconds);
+      const after = Number.isFinite(wait) ? ` in ${Math.ceil(wait)} s` : ' later';
+      say(
+        `still rate limited by the service (rate_limited); podhook waits at most ${MAX_RATE_LIMIT_RETRIES} times, up to ${MAX_WAIT_SECONDS} s each: try again${after}.`,
+      );
+      exit = REGISTER_EXIT.rateLimited;
+      break;
+    }
+    case 'internal':
+      say(`the service failed (internal): the webhook may or may not exist; check at the service before trying again.`);
+      exit = REGISTER_EXIT.unavailable;
+      break;
+    case 'network_error':
+      say(`${error.message}: check SVC_BASE_URL (${baseUrl}) and the network. If the request got through, the webhook may exist.`);
+      exit = REGISTER_EXIT.unavailable;
+      break;
+    case 'unexpected_response':
+      say(error.message);
+      break;
+    default:
+      say(`the service refused the request (${code}): ${error.message}`);
+  }
+  say(`request id: ${error.requestId}${code === 'network_error' ? ' (sent; no answer)' : ''}`);
+  return exit;
+}

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { secretFingerprint } from '../../admin/secret-fingerprint.js';
+import type { StoredSecret } from '../../core/delivery-store.js';
+import { parseConfig } from '../../node/config.js';
+import { openSqliteStore } from '../../node/sqlite-store.js';
+import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
+import { formatTable } from '../format-table.js';
+
+const MAX_SECRET_BYTES = 1024;
+
+/** What `secrets list` shows of a stored secret: never its value. */
+export function storedSecretJson(s: StoredSecret) {
+  return {
+    id: s.id,
+    webhook_id: s.webhookId,
+    url: s.url,
+    event_types: s.eventTypes,
+    fingerprint: s.fingerprint,
+    created_at: new Date(s.createdAt).toISOString(),
+  };
+}
+
+export const secretsCommand = defineCommand({
+  name: 'secrets',
+  summary: 'List, add or remove the signing secrets stored in the database.',
+  usage: 'podhook secrets list [--json] | secrets add [--webhook-id ID] [--url URL] < secret | secrets remove <id|fingerprint>',
+  help: `Every stored secret is accepted at once (with those in SVC_WEBHOOK_SECRET), and the running
+receiver sees a change without a restart: to rotate, add the new secret, switch the sender
+to it, then remove the old one. There is no moment when a delivery has no valid secret.
+
+  list [--json]      id, webhook id, url, fingerprint (first 12 hex of its SHA-256), created
+                     at; never the value
+  add                reads one secret from stdin (a pipe or a file, not a terminal), e.g. one
+                     obtained at the service's dashboard or a rotated one:
+                       podhook secrets add --webhook-id <id> < new-secret.txt
+    --webhook-id ID  the webhook it belongs to (a label)
+    --url URL        the webhook's URL (a label)
+  remove <id|fingerprint>
+                     removes the secret with that id or fingerprint (see list)
+
+Reads DATABASE_PATH (default ./data/podhook.db), like the server.
+Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
+2 bad usage or configuration (including an empty or malformed secret on stdin).`,
+  options: {
+    json: { type: 'boolean' },
+    'webhook-id': { type: 'string' },
+    url: { type: 'string' },
+  },
+  allowPositionals: true,
+  async run({ values, positionals }, io) {
+    const [action, ...rest] = positionals;
+    const only = (allowed: string[]) => {
+      const extra = Object.keys(values).filter((k) => values[k] !== undefined && !allowed.includes(k));
+      if (extra.length > 0) throw new UsageError(`secrets ${action} does not take --${extra[0]}`);
+    };
+    switch (action) {
+      case 'list':
+        only(['json']);
+        if (rest.length > 0) throw new UsageError('secrets list takes no arguments');
+        return list(values.json === true, io);
+      case 'add':
+        only(['webhook-id', 'url']);
+        if (rest.length > 0) throw new UsageError('secrets add reads the secret from stdin, not from its arguments (they show in ps and shell history)');
+        return add(values['webhook-id'] as string | undefined, values.url as string | undefined, io);
+      case 'remove':
+        only([]);
+        if (rest.length !== 1) throw new UsageError('secrets remove takes one id or fingerprint');
+        return remove(rest[0]!, io);
+      default:
+        throw new UsageError(action === undefined ? 'say list, add or remove' : `unknown action "${action}" (list, add or remove)`);
+    }
+  },
+});
+
+async function list(json: boolean, io: CommandIo): Promise<number> {
+  const config = parseConfig(io.env);
+  if (!existsSync(config.databasePath)) {
+    io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH, or run podhook register first)\n`);
+    return EXIT.failure;
+  }
+  const { store, close } = openSqliteStore(config.databasePath);
+  try {
+    const rows = (await store.listSecrets()).map(storedSecretJson);
+    if (json) {
+      io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+    } else {
+      io.stdout(rows.length === 0 ? 'No stored secrets.\n' : formatTable(['id', 'webhook_id', 'fingerprint', 'created_at', 'url'], rows, 80));
+      if (config.secrets.length > 0) io.stdout(`SVC_WEBHOOK_SECRET holds ${config.secrets.length} more (accepted too, not listed).\n`);
+    }
+    return EXIT.ok;
+  } finally {
+    close();
+  }
+}
+
+async function add(webhookId: string | undefined, url: string | undefined, io: CommandIo): Promise<number> {
+  const secret = await readSecret(io.stdin);
+  const config = parseConfig(io.env);
+  const fingerprint = await secretFingerprint(secret);
+  const { store, close } = openSqliteStore(config.databasePath);
+  try {
+    const id = randomUUID();
+    const added = await store.addSecret({ id, webhookId: webhookId ?? null, url: url ?? null, eventTypes: null, secret, fingerprint, createdAt: Date.now() });
+    if (!added) {
+      io.stderr(`podhook secrets: this secret is already stored (fingerprint ${fingerprint})\n`);
+      return EXIT.failure;
+    }
+    const count = (await store.listSecrets()).length;
+    io.stdout(`Secret stored: id ${id}, fingerprint ${fingerprint}. The running receiver accepts it now (${count} stored secret${count === 1 ? '' : 's'}).\n`);
+    return EXIT.ok;
+  } finally {
+    close();
+  }
+}
+
+async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
+  const config = parseConfig(io.env);
+  if (!existsSync(config.databasePath)) {
+    io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH)\n`);
+    return EXIT.failure;
+  }
+  const { store, close } = openSqliteStore(config.databasePath);
+  try {
+    const removed = await store.removeSecret(idOrFingerprint);
+    if (removed === 0) {
+      io.stderr(`podhook secrets: no stored secret has the id or fingerprint ${idOrFingerprint} (see podhook secrets list)\n`);
+      return EXIT.failure;
+    }
+    const left = (await store.listSecrets()).length;
+    io.stdout(`Removed ${idOrFingerprint}; ${left} stored secret${left === 1 ? '' : 's'} left.\n`);
+    if (left === 0 && config.secrets.length === 0) {
+      io.stderr('podhook secrets: no signing secret is left (none stored, SVC_WEBHOOK_SECRET unset): the receiver now answers deliveries with 503.\n');
+    }
+    return EXIT.ok;
+  } finally {
+    close();
+  }
+}
+
+/** One secret from stdin: surrounding whitespace dropped; refused when empty, multi-part or from a terminal. */
+async function readSecret(stdin: NodeJS.ReadableStream): Promise<string> {
+  if ((stdin as { isTTY?: boolean }).isTTY) {
+    throw new UsageError('secrets add reads the secret from stdin: pipe it in (e.g. podhook secrets add < secret.txt), so it is not echoed on screen');
+  }
+  let text = '';
+  for await (const chunk of stdin) {
+    text += String(chunk);
+    if (text.length > MAX_SECRET_BYTES * 4) break;
+  }
+  const secret = text.trim();
+  if (secret === '') throw new UsageError('no secret on stdin');
+  if (new TextEncoder().encode(secret).length > MAX_SECRET_BYTES) throw new UsageError(`the secret on stdin is longer than ${MAX_SECRET_BYTES} bytes`);
+  if (/[\s\u0000-\u001f\u007f]/.test(secret)) throw new UsageError('the secret on stdin must be one word: no spaces, line breaks or control characters inside');
+  return secret;
+}
