@@ -16,6 +16,8 @@ export interface CommandIo {
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
   stdin: NodeJS.ReadableStream;
+  /** Whether stderr is a terminal: progress bars are drawn only there. */
+  stderrIsTTY?: boolean;
 }
 
 export interface Command<O extends Options = Options> {

@@ -1,15 +1,25 @@
 import { ConfigError } from '../core/errors.js';
 import { EXIT, helpText, parse, UsageError, type Command, type CommandIo } from './command.js';
 import { deliveriesCommand } from './commands/deliveries.js';
+import { exportCommand } from './commands/export.js';
+import { importCommand } from './commands/import.js';
 import { registerCommand } from './commands/register.js';
+import { replayCommand } from './commands/replay.js';
 import { secretsCommand } from './commands/secrets.js';
+import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
+import { triggerCommand } from './commands/trigger.js';
 
 const COMMANDS: Command[] = [
   serveCommand as Command,
   deliveriesCommand as Command,
   registerCommand as Command,
   secretsCommand as Command,
+  exportCommand as Command,
+  importCommand as Command,
+  replayCommand as Command,
+  sendCommand as Command,
+  triggerCommand as Command,
 ];
 
 function overview(): string {
@@ -65,5 +75,6 @@ function processIo(): CommandIo {
     stderr: (text) => void process.stderr.write(text),
     env: process.env,
     stdin: process.stdin,
+    stderrIsTTY: process.stderr.isTTY === true,
   };
 }

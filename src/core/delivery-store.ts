@@ -97,6 +97,46 @@ export interface DeliveryStore {
   prune(options: { before: number; limit: number }): Promise<number>;
   /** Queue depth and dead letters (for metrics). */
   queueStats(): Promise<QueueStats>;
+
+  /**
+   * Deliveries oldest first (received time, then id), one page after `after` (keyset paging, so
+   * `podhook export` and `podhook replay` walk any number of rows in small reads).
+   */
+  scan(options: ScanDeliveriesOptions): Promise<Delivery[]>;
+  /**
+   * Stores exported deliveries as they were (status, counts, times, last error), all in one
+   * transaction, with no lease and no ledger. An id already stored with the same type is a
+   * `duplicate` and is left untouched (an import is not another delivery: nothing is counted);
+   * an id stored under another type, or signed content stored under another id, is a `conflict`.
+   */
+  importDeliveries(deliveries: readonly ImportedDelivery[]): Promise<ClaimResult[]>;
+  /**
+   * Leases these deliveries whatever their status (`podhook replay`), skipping any held by a
+   * live lease; resolves with the rows it leased. Release with `completeDispatch` or `releaseLeases`.
+   */
+  leaseEvents(options: LeaseEventsOptions): Promise<Delivery[]>;
 }
 
 export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery };
+
+export interface ScanDeliveriesOptions {
+  status?: DeliveryStatus;
+  eventType?: string;
+  /** Only deliveries received at or after this time (ms). */
+  since?: number;
+  /** The last row of the previous page: this page starts strictly after it. */
+  after?: { receivedAt: number; eventId: string };
+  limit: number;
+}
+
+/** A delivery read from an export, with the digest of its signed content (`<t>.<body>`) computed again. */
+export interface ImportedDelivery extends Delivery {
+  contentDigest: Uint8Array;
+}
+
+export interface LeaseEventsOptions {
+  eventIds: readonly string[];
+  owner: string;
+  now: number;
+  leaseMs: number;
+}

@@ -19,6 +19,7 @@ import {
   type DeliveryRow,
 } from './statements.js';
 import type { ReturningQuery, StoreDriver } from './store-driver.js';
+import { deliveryTransferMethods } from './delivery-transfer.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -185,5 +186,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
       return stats;
     },
 
+    ...deliveryTransferMethods(db, driver),
   };
 }

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { DeliveryStore, NewDelivery } from '../../src/core/delivery-store.js';
+import type { DeliveryStore, ImportedDelivery, NewDelivery } from '../../src/core/delivery-store.js';
 
 export interface StoreUnderTest {
   store: DeliveryStore;
@@ -257,5 +257,104 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
         await expect(store.ping()).resolves.toBeUndefined();
       }),
     );
+
+    // Export, import and replay (podhook export / import / replay).
+
+    it(
+      'scans oldest first in keyset pages, ties on the received time ordered by id, with filters',
+      withStore(async (store) => {
+        const a = newDelivery();
+        const tieIds = [randomUUID(), randomUUID()].sort();
+        const tie1 = newDelivery({ eventId: tieIds[1] });
+        const tie0 = newDelivery({ eventId: tieIds[0], receivedAt: tie1.receivedAt });
+        const dead = newDelivery({ status: 'dead', lastError: 'empty_body', eventType: 'pod.active' });
+        await store.claim([dead, tie1, a, tie0]);
+        const pages: string[][] = [];
+        let after: { receivedAt: number; eventId: string } | undefined;
+        for (;;) {
+          const page = await store.scan({ limit: 2, after });
+          if (page.length === 0) break;
+          pages.push(page.map((d) => d.eventId));
+          after = page.at(-1)!;
+        }
+        expect(pages).toEqual([[a.eventId, tie0.eventId], [tie1.eventId, dead.eventId]]);
+        expect((await store.scan({ limit: 10, status: 'dead' })).map((d) => d.eventId)).toEqual([dead.eventId]);
+        expect((await store.scan({ limit: 10, eventType: 'pod.created', since: tie0.receivedAt })).map((d) => d.eventId)).toEqual([tie0.eventId, tie1.eventId]);
+      }),
+    );
+
+    it(
+      'imports deliveries as exported: status, counts, times and bytes kept, no lease, no ledger',
+      withStore(async (store) => {
+        const body = new Uint8Array([0x7b, 0xc3, 0x28, 0x00, 0x7d]); // not UTF-8
+        const processed = imported(newDelivery({ body }), { status: 'processed', attempts: 2, deliveryCount: 3, processedAt: 1_790_000_500_000 });
+        const queued = imported(newDelivery(), {});
+        const dead = imported(newDelivery(), { status: 'dead', attempts: 8, lastError: 'h: Error: boom' });
+        expect(await store.importDeliveries([processed, queued, dead])).toEqual([{ outcome: 'new' }, { outcome: 'new' }, { outcome: 'new' }]);
+        const row = await store.get(processed.eventId);
+        expect(row).toMatchObject({
+          status: 'processed', attempts: 2, deliveryCount: 3, processedAt: 1_790_000_500_000, nextAttemptAt: null,
+          receivedAt: processed.receivedAt, lastReceivedAt: processed.lastReceivedAt, signatureT: processed.signatureT, headers: processed.headers,
+        });
+        expect(Array.from(row!.body)).toEqual(Array.from(body));
+        expect(await store.get(dead.eventId)).toMatchObject({ status: 'dead', attempts: 8, lastError: 'h: Error: boom', nextAttemptAt: null });
+        expect(await store.handlerRuns([processed.eventId, dead.eventId])).toEqual([]);
+        // Only the queued row is due on the new database.
+        const due = await store.leaseDue({ owner: 'o', now: dead.receivedAt + 1, leaseMs: 1000, limit: 10 });
+        expect(due.map((d) => d.eventId)).toEqual([queued.eventId]);
+      }),
+    );
+
+    it(
+      'imports an id already stored as a duplicate left untouched, and refuses replayed content or another type',
+      withStore(async (store) => {
+        const first = newDelivery();
+        await store.claim([first]);
+        const again = imported(first, { status: 'processed', deliveryCount: 5 });
+        const otherType = imported(newDelivery({ eventId: first.eventId, eventType: 'pod.destroyed' }), {});
+        const replayed = imported(newDelivery({ signatureT: first.signatureT, contentDigest: first.contentDigest }), {});
+        const fresh = imported(newDelivery(), {});
+        expect(await store.importDeliveries([again, otherType, replayed, fresh, { ...fresh }])).toEqual([
+          { outcome: 'duplicate', deliveryCount: 1 },
+          { outcome: 'conflict' },
+          { outcome: 'conflict' },
+          { outcome: 'new' },
+          { outcome: 'duplicate', deliveryCount: 1 },
+        ]);
+        expect(await store.get(first.eventId)).toMatchObject({ status: 'queued', deliveryCount: 1, eventType: 'pod.created' });
+        expect(await store.get(replayed.eventId)).toBeNull();
+        expect(await store.importDeliveries([])).toEqual([]);
+      }),
+    );
+
+    it(
+      'leases chosen deliveries whatever their status, unless a live lease holds them',
+      withStore(async (store) => {
+        const dead = newDelivery({ status: 'dead', lastError: 'x' });
+        const busy = newDelivery();
+        await store.claim([dead, busy]);
+        const now = busy.receivedAt;
+        await store.leaseDue({ owner: 'dispatcher', now, leaseMs: 1000, limit: 10 });
+        const leased = await store.leaseEvents({ eventIds: [dead.eventId.toUpperCase(), busy.eventId, randomUUID()], owner: 'replay', now, leaseMs: 1000 });
+        expect(leased.map((d) => d.eventId)).toEqual([dead.eventId]);
+        await store.completeDispatch([{ eventId: dead.eventId, owner: 'replay', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now, runs: [] }]);
+        expect(await store.get(dead.eventId)).toMatchObject({ status: 'processed', processedAt: now });
+        // Once the dispatcher's lease has run out, a replay may take the row.
+        expect(await store.leaseEvents({ eventIds: [busy.eventId], owner: 'replay', now: now + 1001, leaseMs: 1000 })).toHaveLength(1);
+      }),
+    );
   });
+}
+
+/** An exported delivery as import hands it to the store. */
+function imported(d: NewDelivery, overrides: Partial<ImportedDelivery>): ImportedDelivery {
+  return {
+    ...d,
+    lastReceivedAt: d.receivedAt + 500,
+    deliveryCount: 1,
+    attempts: 0,
+    nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
+    processedAt: null,
+    ...overrides,
+  };
 }

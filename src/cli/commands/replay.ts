@@ -1,0 +1,159 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { handlers as projectHandlers } from '../../../handlers/index.js';
+import type { HandlerDefinition } from '../../core/define-handler.js';
+import type { Delivery } from '../../core/delivery.js';
+import type { Logger } from '../../core/logger.js';
+import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/replay-delivery.js';
+import { createRouter } from '../../core/router.js';
+import { scanDeliveries } from '../../core/scan-deliveries.js';
+import { parseConfig } from '../../node/config.js';
+import { createNodeLogger } from '../../node/logger.js';
+import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
+import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
+
+export const replayCommand = defineCommand({
+  name: 'replay',
+  summary: 'Run the handler modules again on stored deliveries, in this process, offline.',
+  usage: 'podhook replay <event-id...> | --status S | --type T [--since ISO] [--handler NAME] [--dry-run]',
+  help: `Selects deliveries by event id, or by filters (combined; oldest first):
+${FILTER_HELP}
+
+Options:
+  --handler NAME     run only this handler (its name in the ledger, e.g. podCreated)
+  --handlers MODULE  the handler list to use: a module exporting \`handlers\` (or a default
+                     export) like handlers/index.ts (default: this project's handlers/)
+  --dry-run          print what would run; run nothing, write nothing
+
+Each selected delivery runs through its handlers exactly as the dispatcher runs them (schema,
+time limit, log line), including handlers that already succeeded; no network is involved and
+no retry is scheduled. The outcome is recorded like one more dispatch attempt: each run in the
+per-handler ledger; the delivery becomes processed when every run succeeded (unless another
+handler of its type still has a failure on record: then it keeps its status), dead with the
+error when one failed. A delivery a running server is dispatching at that moment is left alone
+("busy"). Deliveries whose type no handler takes are skipped.
+
+One line per delivery and a summary go to stdout; the handlers' log lines (JSON, LOG_LEVEL;
+LOG_PRETTY=1 for people) go to stderr.
+
+Reads DATABASE_PATH (default ./data/podhook.db) and HANDLER_TIMEOUT_MS.
+Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing or unreadable,
+2 bad usage or configuration.`,
+  options: {
+    ...FILTER_OPTIONS,
+    handler: { type: 'string' },
+    handlers: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+  },
+  allowPositionals: true,
+  async run({ values, positionals }, io) {
+    const filters = parseFilters(values);
+    if (positionals.length > 0 && hasFilters(filters)) throw new UsageError('give event ids or filters, not both');
+    if (positionals.length === 0 && !hasFilters(filters)) {
+      throw new UsageError('name the deliveries to replay: event ids, or --status, --type or --since');
+    }
+    const handlers = await loadHandlers(values.handlers as string | undefined);
+    const only = values.handler as string | undefined;
+    if (only !== undefined && !handlers.some((h) => h.name === only)) {
+      throw new UsageError(`no handler is named "${only}" (handlers: ${handlers.map((h) => h.name).join(', ') || 'none'})`);
+    }
+    const dryRun = values['dry-run'] === true;
+    const config = parseConfig(io.env);
+    const { store, close } = openExistingStore(config.databasePath);
+    const replayer = createReplayer({
+      store,
+      router: createRouter(handlers),
+      logger: stderrLogger(io, config.logLevel),
+      handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
+      handler: only,
+    });
+
+    const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, missing: 0 };
+    let runs = 0;
+    try {
+      if (dryRun) io.stdout('Dry run: nothing is run or written.\n');
+      for await (const delivery of select(positionals, (id) => store.get(id), () => scanDeliveries(store, filters))) {
+        if (typeof delivery === 'string') {
+          tally.missing++;
+          io.stdout(`${delivery}  not found\n`);
+          continue;
+        }
+        if (dryRun) {
+          const names = replayer.handlersFor(delivery).map((h) => h.name);
+          tally[names.length > 0 ? 'succeeded' : 'skipped']++;
+          runs += names.length;
+          io.stdout(`${head(delivery)}  ${names.length > 0 ? `would run ${names.join(', ')}` : 'skipped: no handler takes it'}\n`);
+          continue;
+        }
+        const result = await replayer.replay(delivery);
+        tally[result.outcome]++;
+        runs += result.runs.length;
+        io.stdout(`${head(delivery)}  ${describe(delivery, result)}\n`);
+      }
+    } finally {
+      close();
+    }
+    io.stdout(`${summary(tally, runs, dryRun)}\n`);
+    return tally.failed + tally.busy + tally.missing > 0 ? EXIT.failure : EXIT.ok;
+  },
+});
+
+/** The deliveries named by id (a missing one yields its id), or those the filters match. */
+async function* select(
+  ids: readonly string[],
+  get: (id: string) => Promise<Delivery | null>,
+  scan: () => AsyncGenerator<Delivery>,
+): AsyncGenerator<Delivery | string> {
+  if (ids.length === 0) return yield* scan();
+  for (const id of ids) yield (await get(id)) ?? id;
+}
+
+/** The handler list: this project's handlers/, or a module's `handlers` (or default) export. */
+async function loadHandlers(module: string | undefined): Promise<readonly HandlerDefinition[]> {
+  if (module === undefined) return projectHandlers;
+  let loaded: { handlers?: unknown; default?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(resolve(module)).href)) as typeof loaded;
+  } catch (error) {
+    throw new UsageError(`--handlers ${module} could not be loaded: ${(error as Error).message}`);
+  }
+  const list = loaded.handlers ?? loaded.default;
+  const isHandler = (h: unknown) => typeof (h as HandlerDefinition)?.handle === 'function' && typeof (h as HandlerDefinition).name === 'string';
+  if (!Array.isArray(list) || !list.every(isHandler)) {
+    throw new UsageError(`--handlers ${module} must export a list of defineHandler(...) values as \`handlers\` (or as its default export)`);
+  }
+  return list as HandlerDefinition[];
+}
+
+/** Handler log lines on stderr, so stdout carries only the report. */
+function stderrLogger(io: CommandIo, level: ReturnType<typeof parseConfig>['logLevel']): Logger {
+  if (io.env.LOG_PRETTY === '1') return createNodeLogger({ level, pretty: true });
+  return createNodeLogger({ level, destination: { write: (line: string) => io.stderr(line) } });
+}
+
+const head = (d: Delivery) => `${d.eventId}  ${d.eventType.padEnd(20)}  ${d.status.padEnd(9)}`;
+
+function describe(d: Delivery, r: ReplayResult): string {
+  const ran = r.runs.map((run) => run.handler).join(', ');
+  switch (r.outcome) {
+    case 'succeeded':
+      return `succeeded (${ran}) → ${r.status}`;
+    case 'failed':
+      return r.runs.length > 0 ? `FAILED → ${r.status}: ${r.reason}` : `FAILED, not run: ${r.reason}`;
+    case 'skipped':
+      return `skipped: ${r.reason}`;
+    case 'busy':
+      return `busy: ${r.reason} (status ${d.status})`;
+  }
+}
+
+function summary(t: Record<ReplayOutcome | 'missing', number>, runs: number, dryRun: boolean): string {
+  const total = t.succeeded + t.failed + t.skipped + t.busy + t.missing;
+  if (total === 0) return 'No deliveries match.';
+  const runsText = `${runs} handler ${runs === 1 ? 'run' : 'runs'}`;
+  const parts = dryRun
+    ? [`${t.succeeded} would be replayed (${runsText})`, `${t.skipped} skipped`]
+    : [`${t.succeeded} succeeded`, `${t.failed} failed`, `${t.skipped} skipped`, `${t.busy} busy`];
+  if (t.missing > 0) parts.push(`${t.missing} not found`);
+  return `${dryRun ? 'Dry run' : 'Replay'}: ${total} ${total === 1 ? 'delivery' : 'deliveries'}: ${parts.join(', ')}${dryRun ? '' : ` (${runsText})`}.`;
+}

@@ -1,0 +1,42 @@
+import { existsSync } from 'node:fs';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../core/delivery.js';
+import type { ScanDeliveriesOptions } from '../core/delivery-store.js';
+import { openSqliteStore } from '../node/sqlite-store.js';
+import { UsageError } from './command.js';
+
+/** The `--status`, `--type` and `--since` options of `export` and `replay`. */
+export const FILTER_OPTIONS = {
+  status: { type: 'string' },
+  type: { type: 'string' },
+  since: { type: 'string' },
+} as const;
+
+export const FILTER_HELP = `  --status S    only this status: ${DELIVERY_STATUSES.join(', ')}
+  --type T      only this event type (e.g. pod.backup.failed)
+  --since ISO   only deliveries received at or after this time (e.g. 2026-05-01 or
+                2026-05-01T12:00:00Z)`;
+
+export type DeliveryFilters = Omit<ScanDeliveriesOptions, 'after' | 'limit'>;
+
+/** Reads the filter options; throws a UsageError for a bad value. */
+export function parseFilters(values: Record<string, unknown>): DeliveryFilters {
+  const status = values.status as string | undefined;
+  if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+    throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+  }
+  const sinceText = values.since as string | undefined;
+  const since = sinceText === undefined ? undefined : Date.parse(sinceText);
+  if (since !== undefined && (Number.isNaN(since) || !/^\d{4}-\d{2}-\d{2}/.test(sinceText!))) {
+    throw new UsageError(`--since must be an ISO 8601 date or time, e.g. 2026-05-01T12:00:00Z (got ${JSON.stringify(sinceText)})`);
+  }
+  return { status: status as DeliveryStatus | undefined, eventType: values.type as string | undefined, since };
+}
+
+/** Whether any filter was given. */
+export const hasFilters = (f: DeliveryFilters) => f.status !== undefined || f.eventType !== undefined || f.since !== undefined;
+
+/** Opens the database at `path`, which must exist already (a read of a missing file is a mistake, not an empty store). */
+export function openExistingStore(path: string) {
+  if (!existsSync(path)) throw new Error(`no database at ${path} (set DATABASE_PATH, or start the server once)`);
+  return openSqliteStore(path);
+}

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { base64ToBytes, bytesToBase64 } from './base64.js';
+import { DELIVERY_STATUSES, type Delivery } from './delivery.js';
+import { PodhookError } from './errors.js';
+
+/**
+ * The export format: JSON Lines, one self-describing object per delivery, each carrying this
+ * `format` tag (so files concatenate and a line stands alone). Within v1, fields may be added
+ * and readers ignore fields they do not know; anything else gets a new version.
+ */
+export const DELIVERY_EXPORT_FORMAT = 'podhook.delivery.v1';
+
+const isoTime = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
+const count = z.number().int().nonnegative();
+
+const ExportRecordSchema = z.object({
+  format: z.string().refine((f) => f === DELIVERY_EXPORT_FORMAT, {
+    error: (issue) => `unsupported format ${JSON.stringify(issue.input)} (this podhook reads ${DELIVERY_EXPORT_FORMAT})`,
+  }),
+  event_id: z.guid().transform((id) => id.toLowerCase()),
+  event_type: z.string().min(1).max(200),
+  signature_t: z.number().int().positive(),
+  received_at: isoTime,
+  last_received_at: isoTime.optional(),
+  delivery_count: count.min(1).default(1),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: count.default(0),
+  last_error: z.string().nullable().default(null),
+  next_attempt_at: isoTime.nullable().default(null),
+  processed_at: isoTime.nullable().default(null),
+  headers: z.record(z.string(), z.string()).default({}),
+  body_base64: z.string().transform((text, ctx) => {
+    try {
+      return base64ToBytes(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be padded standard base64' });
+      return z.NEVER;
+    }
+  }),
+});
+
+/** One line of an export, as written (before JSON encoding). */
+export interface ExportRecord {
+  format: typeof DELIVERY_EXPORT_FORMAT;
+  event_id: string;
+  event_type: string;
+  /** The signature's `t` (Unix seconds) the delivery was first received with. */
+  signature_t: number;
+  received_at: string;
+  last_received_at: string;
+  delivery_count: number;
+  status: Delivery['status'];
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  processed_at: string | null;
+  /** The request headers kept at ingest (never the signature). */
+  headers: Record<string, string>;
+  /** The raw body, byte-exact: base64 keeps bytes that are not UTF-8. */
+  body_base64: string;
+}
+
+/** A line of an export file that cannot be read. */
+export class ExportFormatError extends PodhookError {
+  constructor(message: string) {
+    super('invalid_export', 400, message);
+  }
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A stored delivery as one export record. */
+export function toExportRecord(d: Delivery): ExportRecord {
+  return {
+    format: DELIVERY_EXPORT_FORMAT,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    signature_t: d.signatureT,
+    received_at: iso(d.receivedAt)!,
+    last_received_at: iso(d.lastReceivedAt)!,
+    delivery_count: d.deliveryCount,
+    status: d.status,
+    attempts: d.attempts,
+    last_error: d.lastError,
+    next_attempt_at: iso(d.nextAttemptAt),
+    processed_at: iso(d.processedAt),
+    headers: d.headers,
+    body_base64: bytesToBase64(d.body),
+  };
+}
+
+/** A stored delivery as one line of an export file, newline included. */
+export function exportLine(d: Delivery): string {
+  return `${JSON.stringify(toExportRecord(d))}\n`;
+}
+
+/**
+ * Reads one line of an export file back into a delivery, body bytes exactly as exported.
+ * Throws an `ExportFormatError` naming the first problem.
+ */
+export function parseExportLine(line: string): Delivery {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch (error) {
+    throw new ExportFormatError(`not JSON: ${(error as Error).message}`);
+  }
+  const parsed = ExportRecordSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ExportFormatError(`${issue.path.join('.') || 'record'}: ${issue.message}`);
+  }
+  const r = parsed.data;
+  return {
+    eventId: r.event_id,
+    eventType: r.event_type,
+    signatureT: r.signature_t,
+    body: r.body_base64,
+    headers: r.headers,
+    receivedAt: r.received_at,
+    lastReceivedAt: r.last_received_at ?? r.received_at,
+    deliveryCount: r.delivery_count,
+    status: r.status,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    nextAttemptAt: r.next_attempt_at,
+    processedAt: r.processed_at,
+  };
+}

@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { parseConfig } from './config.js';
+import { openSqliteStore } from './sqlite-store.js';
+
+/**
+ * The secret `podhook send` and `podhook trigger` sign with: the one given, else the first of
+ * `SVC_WEBHOOK_SECRET`, else the oldest stored in the database by `podhook register` /
+ * `podhook secrets add` (the order the receiver reads them). Null when there is none.
+ */
+export async function resolveSigningSecret(explicit: string | undefined, env: Record<string, string | undefined>): Promise<string | null> {
+  if (explicit !== undefined) return explicit;
+  const config = parseConfig(env);
+  if (config.secrets[0] !== undefined) return config.secrets[0];
+  // Never create a database just to look for a secret in it.
+  if (!existsSync(config.databasePath)) return null;
+  const { store, close } = openSqliteStore(config.databasePath);
+  try {
+    return (await store.listSecrets())[0]?.secret ?? null;
+  } finally {
+    close();
+  }
+}

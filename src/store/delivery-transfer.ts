@@ -1,0 +1,91 @@
+import { and, asc, eq, gt, gte, inArray, isNull, lt, or } from 'drizzle-orm';
+import type { ClaimResult, DeliveryStore, ImportedDelivery, ScanDeliveriesOptions } from '../core/delivery-store.js';
+import * as schema from './schema.js';
+import { claimParams, toDelivery, type AnySqliteDatabase } from './statements.js';
+import type { StoreDriver } from './store-driver.js';
+
+const { deliveries } = schema;
+
+/** D1 refuses statements with more than 100 bound parameters. */
+const MAX_IDS_PER_QUERY = 90;
+
+/**
+ * The store methods that move deliveries in and out for `podhook export`, `import` and `replay`:
+ * keyset paging, import as exported, and leasing chosen rows. Same drizzle queries on both drivers.
+ */
+export function deliveryTransferMethods(
+  db: AnySqliteDatabase,
+  { atomic }: Pick<StoreDriver, 'atomic'>,
+): Pick<DeliveryStore, 'scan' | 'importDeliveries' | 'leaseEvents'> {
+  return {
+    async scan({ status, eventType, since, after, limit }: ScanDeliveriesOptions) {
+      const rows = await db
+        .select()
+        .from(deliveries)
+        .where(
+          and(
+            status ? eq(deliveries.status, status) : undefined,
+            eventType ? eq(deliveries.eventType, eventType) : undefined,
+            since !== undefined ? gte(deliveries.receivedAt, since) : undefined,
+            after
+              ? or(
+                  gt(deliveries.receivedAt, after.receivedAt),
+                  and(eq(deliveries.receivedAt, after.receivedAt), gt(deliveries.eventId, after.eventId)),
+                )
+              : undefined,
+          ),
+        )
+        .orderBy(asc(deliveries.receivedAt), asc(deliveries.eventId))
+        .limit(limit);
+      return rows.map(toDelivery);
+    },
+
+    async importDeliveries(rows: readonly ImportedDelivery[]): Promise<ClaimResult[]> {
+      // Per row, in order inside one transaction: what is stored under the id, then the insert
+      // (`ON CONFLICT DO NOTHING` covers the id and the content digest). A later row sees an
+      // earlier row of the same call.
+      const results = await atomic(
+        rows.flatMap((d) => [
+          db
+            .select({ eventType: deliveries.eventType, deliveryCount: deliveries.deliveryCount })
+            .from(deliveries)
+            .where(eq(deliveries.eventId, d.eventId)),
+          db
+            .insert(deliveries)
+            .values({
+              // The columns of a claim, stored the same way, then what an import keeps beyond them.
+              ...claimParams({ ...d, status: 'queued' }),
+              status: d.status,
+              lastReceivedAt: d.lastReceivedAt,
+              deliveryCount: d.deliveryCount,
+              attempts: d.attempts,
+              // Queued and failed rows stay due on this database, as they were on the other.
+              nextAttemptAt: d.status === 'queued' || d.status === 'failed' ? (d.nextAttemptAt ?? d.receivedAt) : null,
+              processedAt: d.status === 'processed' ? (d.processedAt ?? d.receivedAt) : null,
+            })
+            .onConflictDoNothing()
+            .returning({ eventId: deliveries.eventId }),
+        ]),
+      );
+      return rows.map((d, i): ClaimResult => {
+        const [stored] = results[2 * i] as { eventType: string; deliveryCount: number }[];
+        if (stored) return stored.eventType === d.eventType ? { outcome: 'duplicate', deliveryCount: stored.deliveryCount } : { outcome: 'conflict' };
+        return results[2 * i + 1]!.length > 0 ? { outcome: 'new' } : { outcome: 'conflict' };
+      });
+    },
+
+    async leaseEvents({ eventIds, owner, now, leaseMs }) {
+      const leased = [];
+      for (let i = 0; i < eventIds.length; i += MAX_IDS_PER_QUERY) {
+        const ids = eventIds.slice(i, i + MAX_IDS_PER_QUERY).map((id) => id.toLowerCase());
+        const rows = await db
+          .update(deliveries)
+          .set({ leaseOwner: owner, leaseUntil: now + leaseMs })
+          .where(and(inArray(deliveries.eventId, ids), or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now))))
+          .returning();
+        leased.push(...rows.map(toDelivery));
+      }
+      return leased;
+    },
+  };
+}
