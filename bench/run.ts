@@ -4,25 +4,38 @@
  * Every target runs as its own process pinned to core 0 (`taskset`), the load client to core 1.
  * Rounds alternate short bursts across targets, and the median of each figure is reported with
  * the ratios podhook/limit and podhook/peer, since absolute figures wander on this shared host.
- * Writes bench/results/latest.json. `--quick` gives a rougher answer within about 60 s.
+ * A second series (bench/table-series.ts) measures throughput with 0, 100k and 1M rows stored
+ * and a 1M-row retention prune under load. Writes bench/results/latest.json.
+ *
+ * Options: `--quick` (two short rounds of the main series only, within about 60 s),
+ * `--series=main,table`, `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { LoadOptions, LoadResult } from './load-client.js';
+import {
+  cpuMs,
+  cpuTimes,
+  handlerLag,
+  load,
+  median,
+  peakRssMb,
+  ROOT,
+  round,
+  SECRET,
+  startTarget,
+  stealPercent,
+  twoCores,
+  type Running,
+  type TargetSpec,
+} from './harness.js';
+import type { LoadResult } from './load-client.js';
+import { runTableSeries } from './table-series.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SECRET = 'bench-secret-0123456789';
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--targets='))?.slice('--targets='.length).split(',');
-
-interface TargetSpec {
-  name: string;
-  args: string[];
-  env?: Record<string, string>;
-}
+const series = process.argv.find((a) => a.startsWith('--series='))?.slice('--series='.length).split(',') ?? (quick ? ['main'] : ['main', 'table']);
 
 const ALL_TARGETS: TargetSpec[] = [
   { name: 'limit', args: ['--import', 'tsx', 'bench/targets/limit.ts'] },
@@ -43,96 +56,36 @@ const RATE_MS = quick ? 2000 : 4000;
 const CONCURRENCY = 32;
 const FIXED_RATE = 1000;
 
-const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']).status === 0;
-const pin = (core: number, cmd: string, args: string[]): [string, string[]] =>
-  twoCores ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];
-
-interface Running {
-  spec: TargetSpec;
-  child: ChildProcess;
-  url: string;
-}
-
-async function start(spec: TargetSpec, port: number, dir: string): Promise<Running> {
-  const [cmd, args] = pin(0, process.execPath, spec.args);
-  const child = spawn(cmd, args, {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_PATH: join(dir, `${spec.name}.db`),
-      SVC_WEBHOOK_SECRET: SECRET,
-      ...spec.env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let exited: number | null | undefined;
-  // Keep draining the server's output (its log lines) so it never blocks on a full pipe.
-  child.stdout!.on('data', (c: Buffer) => void (out.length < 10_000 && (out += c)));
-  child.stderr!.on('data', (c: Buffer) => void (out.length < 10_000 && (out += c)));
-  child.once('exit', (code) => (exited = code));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (exited !== undefined) throw new Error(`${spec.name} exited ${exited}: ${out}`);
-    if (Date.now() > deadline) throw new Error(`${spec.name} did not start: ${out}`);
-    // Any HTTP answer means it listens (the comparison targets have no /healthz).
-    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { spec, child, url: `http://127.0.0.1:${port}/webhooks` };
-}
-
-function load(options: LoadOptions): LoadResult {
-  const [cmd, args] = pin(1, process.execPath, ['--import', 'tsx', 'bench/load-client.ts', JSON.stringify(options)]);
-  const result = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', timeout: options.durationMs + 60_000 });
-  if (result.status !== 0) throw new Error(`load client failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as LoadResult;
-}
-
-/** CPU time (user + system) a process has used, in ms (from /proc/<pid>/stat, 100 Hz ticks). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** Peak resident memory of a process (VmHWM), in MB. */
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 102.4) / 10;
-}
-
-/** CPU steal as a share of all CPU time between two /proc/stat readings. */
-function cpuTimes(): number[] {
-  return readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-}
-function stealPercent(before: number[], after: number[]): number {
-  const delta = after.map((v, i) => v - before[i]!);
-  const total = delta.reduce((a, b) => a + b, 0);
-  return total === 0 ? 0 : Math.round((delta[7]! / total) * 1000) / 10;
-}
-
-const round = (n: number) => Math.round(n * 100) / 100;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
 async function main() {
-  const targets = ALL_TARGETS.filter((t) => (only ?? DEFAULT_TARGETS).includes(t.name));
-  if (targets.some((t) => t.args[0]!.startsWith('dist/'))) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed');
+  // podhook runs as `npm start` does: compiled first.
+  const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  if (series.includes('main')) await mainSeries();
+  if (series.includes('table')) {
+    const table = await runTableSeries({
+      sizes: [0, 100_000, 1_000_000],
+      rounds: 3,
+      burstMs: 3000,
+      pruneRows: 1_000_000,
+      pruneLoadMs: 60_000,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const path = join(ROOT, 'bench/results/latest.json');
+    const report = series.includes('main') ? JSON.parse(readFileSync(path, 'utf8')) : { date: new Date().toISOString() };
+    report.table_series = table;
+    writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`table series: ${JSON.stringify(table, null, 1)}`);
   }
+}
+
+async function mainSeries() {
+  const targets = ALL_TARGETS.filter((t) => (only ?? DEFAULT_TARGETS).includes(t.name));
   const dir = mkdtempSync(join(tmpdir(), 'podhook-bench-'));
   const stealBefore = cpuTimes();
   const running: Running[] = [];
   try {
     let port = 41000 + Math.floor(Math.random() * 1000);
-    for (const spec of targets) running.push(await start(spec, port++, dir));
+    for (const spec of targets) running.push(await startTarget(spec, port++, join(dir, `${spec.name}.db`)));
     // Warm-up: JIT, SQLite page cache, connection pools.
     for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: CONCURRENCY });
 
@@ -172,6 +125,8 @@ async function main() {
         peak_rss_mb: peakRssMb(r.child.pid!),
         non_200: failed,
         rounds_rps: s.max.map((x) => x.rps),
+        // podhook only: receipt → handler start, over every burst of the run (from /metrics).
+        ...(r.spec.name.startsWith('podhook') && !r.spec.env?.DISPATCHER ? { handler_lag: await handlerLag(r.port) } : {}),
       };
     }
     const fig = (name: string) => results[name] as { rps: number } | undefined;

@@ -22,6 +22,18 @@ export interface NewDelivery {
   receivedAt: number;
   status: Extract<DeliveryStatus, 'queued' | 'dead' | 'ignored'>;
   lastError: string | null;
+  /**
+   * A dispatch lease taken with the insert (hand-off): this process's dispatcher runs the new
+   * delivery at once, with no separate lease statement; others skip it until `until`.
+   */
+  lease?: LeaseGrant;
+}
+
+/** A lease a dispatcher reserved for a delivery it is about to run. */
+export interface LeaseGrant {
+  owner: string;
+  /** Epoch ms. */
+  until: number;
 }
 
 /** A stored delivery row. Times are milliseconds since the epoch. */

@@ -2,6 +2,7 @@ import { retryDelayMs } from './backoff.js';
 import { createBatcher } from './batcher.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from './delivery-store.js';
+import type { LeaseGrant, NewDelivery } from './delivery.js';
 import type { Logger } from './logger.js';
 import type { Router } from './router.js';
 import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
@@ -39,6 +40,14 @@ export interface Dispatcher {
   runUntilIdle(): Promise<void>;
   /** Stops leasing, waits for in-flight handlers up to `graceMs`, then gives back unfinished leases. */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * Hand-off: reserves a dispatch slot and a lease for a delivery about to be claimed, or null at
+   * capacity. After the claim, `adopt` it (stored as new) or `release` it (anything else).
+   */
+  reserve(): LeaseGrant | null;
+  /** Runs a just-claimed delivery under its reserved lease (no lease statement, no ledger read). */
+  adopt(grant: LeaseGrant, delivery: NewDelivery): void;
+  release(grant: LeaseGrant): void;
   readonly owner: string;
 }
 
@@ -75,33 +84,40 @@ export function createDispatcher({
 
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
   const inflight = new Set<Promise<void>>();
+  let reserved = 0;
   let stopped = false;
+
+  function track(delivery: Delivery, ledger: HandlerRun[]) {
+    const p: Promise<void> = dispatchOne(delivery, ledger)
+      .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+  }
 
   /** Leases and starts due deliveries until none is left; resolves with how many it started. */
   async function drain(): Promise<number> {
     let started = 0;
     while (!stopped) {
-      if (inflight.size >= concurrency) {
+      if (inflight.size + reserved >= concurrency) {
+        if (inflight.size === 0) return started; // every slot is reserved by ingest hand-offs
         await Promise.race(inflight);
         continue;
       }
       let leased: Delivery[];
       let ledger: HandlerRun[];
       try {
-        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: concurrency - inflight.size });
+        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: concurrency - inflight.size - reserved });
         if (leased.length === 0) return started;
-        ledger = await store.handlerRuns(leased.map((d) => d.eventId));
+        // Ledger rows exist only once an attempt has failed: new deliveries need no read.
+        const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);
+        ledger = retried.length > 0 ? await store.handlerRuns(retried) : [];
       } catch (error) {
         // Leases taken expire by themselves; the next wake or poll tries again.
         logger.error({ err: (error as Error).message }, 'dispatcher could not lease deliveries');
         return started;
       }
       for (const delivery of leased) {
-        const runs = ledger.filter((r) => r.eventId === delivery.eventId);
-        const p: Promise<void> = dispatchOne(delivery, runs)
-          .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
-          .finally(() => inflight.delete(p));
-        inflight.add(p);
+        track(delivery, ledger.filter((r) => r.eventId === delivery.eventId));
         started++;
       }
     }
@@ -197,6 +213,36 @@ export function createDispatcher({
 
   return {
     owner,
+    reserve() {
+      if (stopped || inflight.size + reserved >= concurrency) return null;
+      reserved++;
+      return { owner, until: clock() + leaseMs };
+    },
+    adopt(_grant, d) {
+      reserved--;
+      if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
+      track(
+        {
+          eventId: d.eventId,
+          eventType: d.eventType,
+          signatureT: d.signatureT,
+          body: d.body,
+          headers: d.headers,
+          receivedAt: d.receivedAt,
+          lastReceivedAt: d.receivedAt,
+          deliveryCount: 1,
+          status: 'queued',
+          attempts: 0,
+          lastError: null,
+          nextAttemptAt: d.receivedAt,
+          processedAt: null,
+        },
+        [], // a new event has no ledger yet
+      );
+    },
+    release() {
+      reserved--;
+    },
     wake() {
       void wake();
     },

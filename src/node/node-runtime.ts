@@ -2,7 +2,9 @@ import type { Hono } from 'hono';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
+import type { NewDelivery } from '../core/delivery.js';
 import { createDispatcher, type Dispatcher } from '../core/dispatcher.js';
+import { withHandOff } from '../core/hand-off.js';
 import type { Logger } from '../core/logger.js';
 import { createPodhookMetrics } from '../core/podhook-metrics.js';
 import { createReceiver } from '../core/receive-delivery.js';
@@ -100,11 +102,12 @@ export function createNodeRuntime({
     schedule: setImmediate,
   });
 
+  const claimOne = async (delivery: NewDelivery) => (await baseStore.claim([delivery]))[0]!;
   const receive = createReceiver({
     crypto: createNodeSignatureCrypto(),
     clock,
     secrets,
-    claim: async (delivery) => (await baseStore.claim([delivery]))[0]!,
+    claim: d.enabled ? withHandOff(claimOne, dispatcher, setImmediate) : claimOne,
   });
 
   const app = createApp({
@@ -112,7 +115,6 @@ export function createNodeRuntime({
     logger,
     webhookPath: config.webhookPath,
     maxBodyBytes: config.maxBodyBytes,
-    onStored: d.enabled ? () => dispatcher.wake() : undefined,
     onOutcome: metrics.onOutcome,
     extend: (a) => {
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
@@ -122,9 +124,12 @@ export function createNodeRuntime({
 
   async function prune(): Promise<number> {
     const before = clock() - config.retentionDays * 86_400_000;
+    const started = performance.now();
     // Small transactions, and a turn of the event loop between them, so ingest never stalls.
     const total = await pruneExpired({ store, before, chunk: PRUNE_CHUNK, pause: () => new Promise((r) => setImmediate(r)) });
-    if (total > 0) logger.info({ removed: total, retention_days: config.retentionDays }, 'pruned old deliveries');
+    if (total > 0) {
+      logger.info({ removed: total, retention_days: config.retentionDays, duration_ms: Math.round(performance.now() - started) }, 'pruned old deliveries');
+    }
     return total;
   }
 

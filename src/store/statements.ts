@@ -28,6 +28,8 @@ export interface ClaimParams {
   status: NewDelivery['status'];
   lastError: string | null;
   nextAttemptAt: number | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
 }
 
 /**
@@ -57,6 +59,8 @@ export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
       status: p.status,
       lastError: p.lastError,
       nextAttemptAt: p.nextAttemptAt,
+      leaseOwner: p.leaseOwner,
+      leaseUntil: p.leaseUntil,
     })
     .onConflictDoNothing()
     .returning({ eventId: deliveries.eventId });
@@ -75,6 +79,8 @@ export function claimParams(d: NewDelivery): ClaimParams {
     status: d.status,
     lastError: d.lastError,
     nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
+    leaseOwner: d.lease?.owner ?? null,
+    leaseUntil: d.lease?.until ?? null,
   };
 }
 

@@ -42,6 +42,7 @@ export function createSyncDriver(db: SyncDatabase, { schedule }: SyncDriverOptio
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
+    'leaseOwner', 'leaseUntil',
   ]));
   const insertStmt = claim.insert.prepare();
   const bumpStmt = claim.bump.prepare();

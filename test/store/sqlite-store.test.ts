@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/node/open-database.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { createSqliteStore, openSqliteStore } from '../../src/node/sqlite-store.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { describeStoreContract, newDelivery } from './store-contract.js';
 import { statSync } from 'node:fs';
@@ -10,6 +10,21 @@ const tempDir = useTempDir();
 describeStoreContract('better-sqlite3', async () => {
   const { store, close } = openSqliteStore(dbIn(tempDir()));
   return { store, close };
+});
+
+describe('better-sqlite3 group commit', () => {
+  it('runs each write waiting at a flush in its own savepoint: a failing write rejects alone', async () => {
+    const database = openDatabase(dbIn(tempDir()));
+    const store = createSqliteStore(database, { schedule: setImmediate });
+    const good = [newDelivery(), newDelivery()];
+    const bad = { ...newDelivery(), eventType: null as unknown as string }; // NOT NULL violation
+    const results = await Promise.allSettled([store.claim([good[0]!]), store.claim([bad]), store.claim([good[1]!])]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await store.get(good[0]!.eventId))?.eventId).toBe(good[0]!.eventId);
+    expect((await store.get(good[1]!.eventId))?.eventId).toBe(good[1]!.eventId);
+    expect(await store.get(bad.eventId)).toBeNull();
+    database.close();
+  });
 });
 
 describe('better-sqlite3 database file', () => {

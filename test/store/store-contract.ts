@@ -184,6 +184,20 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     );
 
     it(
+      'keeps a lease taken with the insert (hand-off): others skip the row until it runs out',
+      withStore(async (store) => {
+        const free = newDelivery();
+        const until = free.receivedAt + 60_000;
+        const d = newDelivery({ lease: { owner: 'ingest', until } });
+        await store.claim([d, free]);
+        const now = d.receivedAt;
+        expect((await store.leaseDue({ owner: 'other', now, leaseMs: 120_000, limit: 10 })).map((x) => x.eventId)).toEqual([free.eventId]);
+        expect((await store.leaseDue({ owner: 'other', now: until - 1, leaseMs: 1000, limit: 10 })).map((x) => x.eventId)).toEqual([]);
+        expect((await store.leaseDue({ owner: 'other', now: until + 1, leaseMs: 1000, limit: 10 })).map((x) => x.eventId)).toEqual([d.eventId]);
+      }),
+    );
+
+    it(
       'records outcomes and ledger runs atomically, only while the owner holds the lease',
       withStore(async (store) => {
         const d = newDelivery();

@@ -1,0 +1,143 @@
+/** Shared pieces of the benchmark: pinned target processes, the load client, /proc readings. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { LoadOptions, LoadResult } from './load-client.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SECRET = 'bench-secret-0123456789';
+
+export interface TargetSpec {
+  name: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+export interface Running {
+  spec: TargetSpec;
+  child: ChildProcess;
+  url: string;
+  port: number;
+  /** Resolves with the first output line matching `pattern`, seen so far or later. */
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
+}
+
+export const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']).status === 0;
+const pin = (core: number, cmd: string, args: string[]): [string, string[]] =>
+  twoCores ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];
+
+/** Starts a target on core 0 with its own database file and waits until it answers HTTP. */
+export async function startTarget(spec: TargetSpec, port: number, databasePath: string): Promise<Running> {
+  const [cmd, args] = pin(0, process.execPath, spec.args);
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_PATH: databasePath,
+      SVC_WEBHOOK_SECRET: SECRET,
+      ...spec.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let head = '';
+  const watchers: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
+  const seen: string[] = [];
+  let partial = '';
+  // Keep draining the server's output (its log lines) so it never blocks on a full pipe, and
+  // keep only the lines someone may wait for.
+  const onData = (chunk: Buffer) => {
+    if (head.length < 10_000) head += chunk;
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (!line.includes('"msg":"delivery"') && !line.includes('"msg":"handler run"') && seen.length < 1000) seen.push(line);
+      for (const w of watchers.splice(0)) {
+        if (w.pattern.test(line)) w.resolve(line);
+        else watchers.push(w);
+      }
+    }
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`${spec.name} exited ${exited}: ${head}`);
+    if (Date.now() > deadline) throw new Error(`${spec.name} did not start: ${head}`);
+    // Any HTTP answer means it listens (the comparison targets have no /healthz).
+    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    spec,
+    child,
+    port,
+    url: `http://127.0.0.1:${port}/webhooks`,
+    waitForLine(pattern, timeoutMs) {
+      const found = seen.find((l) => pattern.test(l));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${spec.name}: no line matching ${pattern}`)), timeoutMs);
+        watchers.push({ pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      });
+    },
+  };
+}
+
+/** Runs the load client on core 1 as its own process (so it never shares the server's core). */
+export function load(options: LoadOptions): LoadResult {
+  const [cmd, args] = pin(1, process.execPath, ['--import', 'tsx', 'bench/load-client.ts', JSON.stringify(options)]);
+  const result = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', timeout: options.durationMs + 60_000 });
+  if (result.status !== 0) throw new Error(`load client failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as LoadResult;
+}
+
+/** CPU time (user + system) a process has used, in ms (from /proc/<pid>/stat, 100 Hz ticks). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Peak resident memory of a process (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 102.4) / 10;
+}
+
+/** The first line of /proc/stat: cumulative CPU times of the whole host. */
+export function cpuTimes(): number[] {
+  return readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+}
+
+/** CPU steal as a share of all CPU time between two /proc/stat readings. */
+export function stealPercent(before: number[], after: number[]): number {
+  const delta = after.map((v, i) => v - before[i]!);
+  const total = delta.reduce((a, b) => a + b, 0);
+  return total === 0 ? 0 : Math.round((delta[7]! / total) * 1000) / 10;
+}
+
+export const round = (n: number) => Math.round(n * 100) / 100;
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Handler lag (receipt → handler start) from podhook's /metrics histogram: count, mean, p99 bucket. */
+export async function handlerLag(port: number): Promise<{ count: number; mean_ms: number; p99_le_ms: number | null }> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const buckets = [...text.matchAll(/^podhook_dispatch_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])] as const);
+  const count = Number(/^podhook_dispatch_lag_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
+  const sum = Number(/^podhook_dispatch_lag_seconds_sum ([\d.e+-]+)/m.exec(text)?.[1] ?? 0);
+  const p99 = buckets.find(([, c]) => c >= count * 0.99)?.[0];
+  return {
+    count,
+    mean_ms: count ? round((sum / count) * 1000) : 0,
+    p99_le_ms: p99 === undefined || p99 === '+Inf' ? null : round(Number(p99) * 1000),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The second series of `npm run bench`: does ingest cost grow with the table, and does a prune
+ * stall ingest? Run by bench/run.ts (or alone: `node --import tsx bench/table-series.ts`).
+ *
+ * 1. Throughput against databases already holding 0, 100k and 1M processed rows (1 KiB bodies),
+ *    three podhook servers measured in alternating bursts, as in the main series.
+ * 2. A database holding 1M expired rows: podhook's own retention prune starts 10 s after start
+ *    while a fixed-rate load runs; reported: prune time and ingest latency during the prune.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/node/open-database.js';
+import { eventBody } from './load-client.js';
+import { cpuMs, load, median, startTarget, SECRET, type Running } from './harness.js';
+
+/** Fills a fresh podhook database with `rows` processed deliveries received at `receivedAt`. */
+export function seedDatabase(path: string, rows: number, receivedAt: number): void {
+  const { sqlite, close } = openDatabase(path);
+  sqlite.pragma('synchronous = OFF'); // setup only; the server reopens it with FULL
+  const insert = sqlite.prepare(
+    `insert into deliveries (event_id, event_type, signature_t, content_digest, body, headers, received_at,
+       last_received_at, status, attempts, processed_at)
+     values (?, 'pod.status.changed', ?, ?, ?, '{"content-type":"application/json"}', ?, ?, 'processed', 1, ?)`,
+  );
+  const chunk = sqlite.transaction((n: number, offset: number) => {
+    for (let i = 0; i < n; i++) {
+      const id = randomUUID();
+      const at = receivedAt + offset + i;
+      insert.run(id, Math.floor(at / 1000), randomBytes(32), eventBody(1024, id), at, at, at);
+    }
+  });
+  for (let done = 0; done < rows; done += 10_000) chunk(Math.min(10_000, rows - done), done);
+  sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  close();
+}
+
+export interface TableSeriesOptions {
+  sizes: number[];
+  rounds: number;
+  burstMs: number;
+  pruneRows: number;
+  /** How long the fixed-rate load runs around the prune (which starts 10 s after the server). */
+  pruneLoadMs: number;
+  log: (line: string) => void;
+}
+
+export async function runTableSeries({ sizes, rounds, burstMs, pruneRows, pruneLoadMs, log }: TableSeriesOptions) {
+  const dir = mkdtempSync(join(tmpdir(), 'podhook-table-'));
+  const running: Running[] = [];
+  try {
+    const now = Date.now();
+    for (const rows of sizes) {
+      const t0 = performance.now();
+      seedDatabase(join(dir, `rows-${rows}.db`), rows, now - 3_600_000);
+      log(`seeded ${rows} rows in ${Math.round(performance.now() - t0)} ms`);
+    }
+    let port = 44000 + Math.floor(Math.random() * 1000);
+    for (const rows of sizes) {
+      running.push(await startTarget({ name: `rows-${rows}`, args: ['dist/src/cli/run.js', 'serve'] }, port++, join(dir, `rows-${rows}.db`)));
+    }
+    for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: 32 });
+    const rps = new Map<string, number[]>(running.map((r) => [r.spec.name, []]));
+    const cpu = new Map<string, number[]>(running.map((r) => [r.spec.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const r of round % 2 ? [...running].reverse() : running) {
+        const before = cpuMs(r.child.pid!);
+        const result = load({ url: r.url, secret: SECRET, durationMs: burstMs, concurrency: 32 });
+        rps.get(r.spec.name)!.push(result.rps);
+        cpu.get(r.spec.name)!.push(Math.round(((cpuMs(r.child.pid!) - before) * 1000) / Math.max(1, result.sent)));
+      }
+      log(`table round ${round + 1}/${rounds} done`);
+    }
+    for (const r of running.splice(0)) r.child.kill('SIGKILL');
+    const throughput = Object.fromEntries(
+      sizes.map((rows) => [rows, { rps: median(rps.get(`rows-${rows}`)!), server_cpu_us_per_request: median(cpu.get(`rows-${rows}`)!) }]),
+    );
+    const base = throughput[sizes[0]!]!.rps;
+    const largest = throughput[sizes[sizes.length - 1]!]!.rps;
+
+    // Prune: 1M rows received 40 days ago; RETENTION_DAYS=30; the server prunes 10 s after start.
+    const prunePath = join(dir, 'prune.db');
+    const t0 = performance.now();
+    seedDatabase(prunePath, pruneRows, now - 40 * 86_400_000);
+    log(`seeded ${pruneRows} expired rows in ${Math.round(performance.now() - t0)} ms`);
+    const server = await startTarget({ name: 'prune', args: ['dist/src/cli/run.js', 'serve'], env: { RETENTION_DAYS: '30' } }, port++, prunePath);
+    running.push(server);
+    // Fixed 1,000 req/s from before the prune starts until well after a 1M-row prune ends.
+    const during = load({ url: server.url, secret: SECRET, durationMs: pruneLoadMs, rate: 1000, concurrency: 64 });
+    const line = await server.waitForLine(/"msg":"pruned old deliveries"/, 120_000);
+    const pruned = JSON.parse(line) as { removed: number; duration_ms: number };
+    return {
+      throughput,
+      ratio_largest_vs_empty: Math.round((largest / base) * 1000) / 1000,
+      prune: {
+        rows: pruned.removed,
+        duration_ms: pruned.duration_ms,
+        ingest_at_1000_rps_during: { p50_ms: during.latencyMs.p50, p99_ms: during.latencyMs.p99, max_ms: during.latencyMs.max, non_200: during.sent - during.ok },
+        note: `load runs ${pruneLoadMs / 1000} s at 1,000 req/s from server start; the prune starts 10 s after the server`,
+      },
+    };
+  } finally {
+    for (const r of running) r.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

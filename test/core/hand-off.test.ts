@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createDispatcher } from '../../src/core/dispatcher.js';
+import { withHandOff } from '../../src/core/hand-off.js';
+import { createRouter, defineHandler } from '../../src/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { newDelivery } from '../store/store-contract.js';
+
+const tempDir = useTempDir();
+
+function setup(concurrency: number, handler = defineHandler('pod.created', { name: 'h' }, () => {})) {
+  const { store, close } = openSqliteStore(dbIn(tempDir()));
+  const leases: number[] = [];
+  // Count lease statements: the hand-off must not need one.
+  const counted = { ...store, leaseDue: async (o: Parameters<typeof store.leaseDue>[0]) => (leases.push(o.limit), store.leaseDue(o)) };
+  const dispatcher = createDispatcher({ store: counted, router: createRouter([handler]), logger: silentLogger, concurrency });
+  const claim = withHandOff(async (d) => (await store.claim([d]))[0]!, dispatcher);
+  return { store, dispatcher, claim, leases, close };
+}
+
+describe('ingest hand-off', () => {
+  it('runs a new delivery under the lease written with its insert, with no lease statement', async () => {
+    const t = setup(4);
+    const d = newDelivery({ receivedAt: Date.now() });
+    expect(await t.claim(d)).toEqual({ outcome: 'new' });
+    // Leased by this dispatcher from the insert on: another one cannot take it.
+    expect(await t.store.leaseDue({ owner: 'other', now: Date.now(), leaseMs: 1000, limit: 10 })).toEqual([]);
+    await waitFor(async () => (await t.store.get(d.eventId))?.status === 'processed');
+    expect(t.leases).toEqual([]);
+    t.close();
+  });
+
+  it('gives the slot back for a duplicate, and stores unleased at capacity, then drains it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const t = setup(1, defineHandler('pod.created', { name: 'slow' }, () => gate));
+    const first = newDelivery({ receivedAt: Date.now() });
+    await t.claim(first);
+    expect(await t.claim({ ...first })).toMatchObject({ outcome: 'duplicate' });
+    await new Promise((r) => setTimeout(r, 20)); // the first is running: the only slot is taken
+    const second = newDelivery({ receivedAt: Date.now() });
+    expect(await t.claim(second)).toEqual({ outcome: 'new' });
+    expect(await t.store.leaseDue({ owner: 'probe', now: Date.now(), leaseMs: 1, limit: 10 }).then((r) => r.map((x) => x.eventId))).toEqual([second.eventId]);
+    await t.store.releaseLeases('probe');
+    release();
+    await waitFor(async () => (await t.store.get(second.eventId))?.status === 'processed');
+    expect(t.leases.length).toBeGreaterThan(0); // the second came through a lease statement
+    t.close();
+  });
+});
