@@ -1,6 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import { EXIT, helpText, parse, UsageError, type Command, type CommandIo } from './command.js';
 import { deliveriesCommand } from './commands/deliveries.js';
+import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
 import { registerCommand } from './commands/register.js';
@@ -15,6 +16,7 @@ const COMMANDS: Command[] = [
   deliveriesCommand as Command,
   registerCommand as Command,
   secretsCommand as Command,
+  emulateCommand as Command,
   exportCommand as Command,
   importCommand as Command,
   replayCommand as Command,

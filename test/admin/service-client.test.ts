@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceClient } from '../../src/admin/service-client.js';
+import { createServiceClient, type ServiceClientOptions } from '../../src/admin/service-client.js';
 import { ServiceError } from '../../src/admin/service-error.js';
 
 const servers: ReturnType<typeof createServer>[] = [];
@@ -19,8 +19,10 @@ async function answering(respond: (req: IncomingMessage, res: ServerResponse) =>
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 }
 
-const reject = async (baseUrl: string) => {
-  const error = await createServiceClient({ baseUrl, apiKey: 'k' }).createWebhook({ url: 'https://hooks.example.com/' }).catch((e: unknown) => e);
+const reject = async (baseUrl: string, options: Partial<ServiceClientOptions> = {}) => {
+  const error = await createServiceClient({ baseUrl, apiKey: 'k', ...options })
+    .createWebhook({ url: 'https://hooks.example.com/' })
+    .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(ServiceError);
   return error as ServiceError;
 };
@@ -53,9 +55,7 @@ describe('the service client', () => {
 
   it('reports a timeout as network_error', async () => {
     const base = await answering(() => {}); // never answers
-    const error = await createServiceClient({ baseUrl: base, apiKey: 'k', timeoutMs: 200 })
-      .createWebhook({ url: 'https://hooks.example.com/' })
-      .catch((e: ServiceError) => e);
+    const error = await reject(base, { timeoutMs: 200 });
     expect(error).toMatchObject({ code: 'network_error', status: 0 });
     expect(error.message).toContain('no answer within 0.2 s');
   });

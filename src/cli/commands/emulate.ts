@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { RETRY_SCHEDULE_MINUTES } from '../../emulator/delivery-scheduler.js';
+import { startEmulator } from '../../emulator/start-emulator.js';
+import { createNodeLogger } from '../../node/logger.js';
+import { defineCommand, EXIT, UsageError } from '../command.js';
+
+export const emulateCommand = defineCommand({
+  name: 'emulate',
+  summary: 'Run a local stand-in of the service: create webhooks, emit signed events, retry, disable.',
+  usage: 'podhook emulate [--port N] [--host H] [--time-scale X] [--api-key K] [--allow-local-urls]',
+  help: `The service's webhook side, on this machine, for end-to-end tests:
+
+  POST /pods/v1/webhooks     as the spec describes: X-API-Key, the URL and event-type rules,
+                             {error:{code,message,details}}, x-request-id, 10 webhooks, the
+                             60-a-minute write bucket, the secret shown once with secret_note
+  POST /_emulator/events     {"type":"pod.created","data":{...},"id":"<uuid>"} (data and id
+                             optional): delivers to every webhook that takes the type, signed
+                             as the service signs (x-svc-signature t=…,v1=…), retried after
+                             ${RETRY_SCHEDULE_MINUTES.join(', ')} minutes × --time-scale, then the
+                             webhook gets disabled_by_us_at and nothing more is sent to it
+  GET  /_emulator/webhooks   the webhooks: failure_count, last_error, last_delivery_at,
+                             disabled_by_us_at (never the secret)
+  GET  /_emulator/deliveries every delivery with its attempts (?event_id= ?webhook_id= ?status=)
+  POST /_emulator/faults     {"count":2,"status":500,"code":"internal"}: the next requests to
+                             /pods/v1 answer that error
+
+Options:
+  --port N            (default 4010; 0 picks a free port)
+  --host H            (default 127.0.0.1)
+  --time-scale X      multiplies the retry delays: 0.001 turns a minute into 60 ms (default 1)
+  --api-key K         the key X-API-Key must carry (default: SVC_API_KEY, else a random one,
+                      printed at start)
+  --allow-local-urls  accept http and local webhook URLs (127.0.0.1, localhost…) so deliveries
+                      reach a receiver on this machine; register them with
+                      podhook register --allow-local-url
+
+Logs JSON lines on stdout (webhooks created, each delivery attempt; never a secret).
+Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'time-scale': { type: 'string' },
+    'api-key': { type: 'string' },
+    'allow-local-urls': { type: 'boolean' },
+  },
+  async run({ values }, io) {
+    const portText = (values.port as string | undefined) ?? '4010';
+    if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new UsageError('--port must be a whole number from 0 to 65535');
+    const scaleText = (values['time-scale'] as string | undefined) ?? '1';
+    const timeScale = Number(scaleText);
+    if (!/^\d*\.?\d+(e-?\d+)?$/i.test(scaleText) || !(timeScale > 0) || timeScale > 10) {
+      throw new UsageError('--time-scale must be a number above 0 and at most 10 (e.g. 0.001)');
+    }
+    const offeredKey = (values['api-key'] as string | undefined) ?? io.env.SVC_API_KEY;
+    const apiKey = offeredKey?.trim() || `emu_${randomBytes(16).toString('hex')}`;
+    const logger = createNodeLogger({ level: 'info', pretty: io.env.LOG_PRETTY === '1' });
+
+    const signal = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+    });
+    const running = await startEmulator({
+      apiKey,
+      port: Number(portText),
+      host: (values.host as string | undefined) ?? '127.0.0.1',
+      timeScale,
+      allowLocalUrls: values['allow-local-urls'] === true,
+      logger,
+    });
+    const local = values['allow-local-urls'] ? ' --allow-local-url' : '';
+    io.stderr(`podhook emulate: the service stand-in listens on ${running.url}
+  register:   SVC_BASE_URL=${running.url} SVC_API_KEY=${offeredKey?.trim() ? '<your key>' : apiKey} npx podhook register --url <url>${local}
+  emit:       curl -X POST ${running.url}/_emulator/events -H 'content-type: application/json' -d '{"type":"pod.created"}'
+  log:        curl ${running.url}/_emulator/deliveries
+  retries:    ${RETRY_SCHEDULE_MINUTES.join(', ')} minutes × ${timeScale}
+`);
+    logger.info({ url: running.url, time_scale: timeScale, allow_local_urls: values['allow-local-urls'] === true }, 'emulator listening');
+    logger.info({ signal: await signal }, 'signal received');
+    await running.close();
+    return EXIT.ok;
+  },
+});
