@@ -15,6 +15,7 @@ import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import type { Config } from './config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -134,6 +135,7 @@ export function createNodeRuntime({
   }
 
   const timers: NodeJS.Timeout[] = [];
+  let checkpointer: Checkpointer | undefined;
   let closed: Promise<void> | undefined;
   return {
     app,
@@ -148,11 +150,17 @@ export function createNodeRuntime({
       }
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
+      if (config.databasePath !== ':memory:') {
+        // Checkpoints move to a worker thread; the ingest connection keeps a 64 MB backstop.
+        checkpointer = startCheckpointer({ path: config.databasePath });
+        database.sqlite.pragma('wal_autocheckpoint = 16384');
+      }
     },
     close(graceMs = 10_000) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
         await dispatcher.stop(graceMs);
+        await checkpointer?.stop();
         database.close();
       })();
       return closed;

@@ -1,0 +1,35 @@
+import { statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startCheckpointer } from '../../src/node/checkpointer.js';
+import { openDatabase } from '../../src/node/open-database.js';
+import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const tempDir = useTempDir();
+
+describe('checkpointer', () => {
+  it('checkpoints from its own thread, so the WAL is rewound while auto-checkpoint is off', async () => {
+    const path = dbIn(tempDir());
+    const { sqlite, close } = openDatabase(path);
+    sqlite.pragma('wal_autocheckpoint = 0');
+    sqlite.exec('create table t (b blob)');
+    const insert = sqlite.prepare('insert into t (b) values (?)');
+    const write = (n: number) => sqlite.transaction(() => { for (let i = 0; i < n; i++) insert.run(Buffer.alloc(4096)); })();
+    write(2000); // about 8 MB of WAL, never checkpointed by this connection
+    const walBefore = statSync(`${path}-wal`).size;
+    expect(walBefore).toBeGreaterThan(8_000_000);
+
+    expect(statSync(path).size).toBeLessThan(100_000); // the data is still only in the WAL
+
+    const checkpointer = startCheckpointer({ path, intervalMs: 20 });
+    await waitFor(() => statSync(path).size > 8_000_000, 5000, 'pages copied into the database file');
+    // With the WAL fully checkpointed, the next commits rewind it: it is reused, not grown.
+    write(10);
+    await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50; i++) write(10); // 2 MB more data
+    expect(statSync(`${path}-wal`).size).toBeLessThan(walBefore + 1_000_000);
+    await checkpointer.stop();
+    expect((sqlite.prepare('select count(*) c from t').get() as { c: number }).c).toBe(2510);
+    close();
+  });
+});
