@@ -42,6 +42,7 @@ export function startCheckpointer({ path, intervalMs = 250 }: CheckpointerOption
     stop: () =>
       new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
+        worker.ref(); // keep the process alive until the last checkpoint is done
         worker.postMessage('stop');
       }),
   };
