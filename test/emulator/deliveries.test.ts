@@ -162,9 +162,11 @@ describe('the emulator delivers events as the service does', () => {
     const emu = await emulator({ timeScale: scale });
     const webhook = await createWebhook(emu, `http://127.0.0.1:${port}/webhooks`);
     const first = emu.emulator.emit({ type: 'pod.expiring' });
-    await new Promise((r) => setTimeout(r, 100));
+    // A second event a second later: its own schedule would end a second after the first's.
+    await new Promise((r) => setTimeout(r, 1000));
     const second = emu.emulator.emit({ type: 'pod.renewed' });
     await waitFor(async () => (await deliveries(emu, `?event_id=${first.id}`))[0]?.status === 'gave_up', 15_000, 'gave up');
+    await waitFor(async () => (await deliveries(emu, `?event_id=${second.id}`))[0]?.status !== 'pending', 2000, 'second settled');
 
     const [gaveUp] = await deliveries(emu, `?event_id=${first.id}`);
     expect(gaveUp!.attempts).toHaveLength(1 + RETRY_SCHEDULE_MINUTES.length);
