@@ -84,7 +84,8 @@ describe('dispatch in the Node service', () => {
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 150 + Math.random() * 300));
+    await waitFor(() => acked.length >= 6, 15_000, 'some acknowledged deliveries');
+    await new Promise((r) => setTimeout(r, Math.random() * 300)); // then a random moment
     first.child.kill('SIGKILL');
     stop = true;
     await once(first.child, 'exit');

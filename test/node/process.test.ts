@@ -27,7 +27,8 @@ describe('podhook serve as a process', () => {
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 400));
+    // Kill while requests are in flight, once enough were acknowledged to make the check meaningful.
+    await waitFor(() => acked.length >= 25, 15_000, '25 acknowledged deliveries');
     server.child.kill('SIGKILL');
     stop = true;
     await once(server.child, 'exit');
