@@ -104,7 +104,7 @@ export function createServiceEmulator({
   const bucket = createWriteBucket({ limit: writeLimit, windowMs: writeWindowMs, clock });
   const scheduler = createDeliveryScheduler({ crypto, clock, logger, fetch: fetchFn, timeScale, timeoutMs: deliveryTimeoutMs });
 
-  const publicView = ({ secret: _secret, ...webhook }: EmulatedWebhook): Webhook => ({ ...webhook });
+  const publicView = ({ secret: _secret, ...webhook }: EmulatedWebhook): Webhook => webhook;
   const fail = (code: string, status: number, message: string, details?: Record<string, unknown>) =>
     new PodhookError(code, status, message, { details });
 
