@@ -80,6 +80,26 @@ describe('Worker dispatch: waitUntil after ingest, cron for retries and retentio
     await waitOnExecutionContext(ctx);
   };
 
+  it('answers before the handlers finish; waitUntil keeps them running to the end', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const slow = defineHandler('pod.created', async function slow(event) {
+      started.push(event.id);
+      await gate;
+    });
+    const t = await openWorkerTarget({ secrets: ['s'] }, { db: env.DB, handlers: [slow], vars: { DISPATCHER: 'on' } });
+    const d = signDelivery({ secret: 's', t: Math.floor(t.now() / 1000) });
+    const ctx = createExecutionContext();
+    const res = await t.worker.fetch!(toRequest(d) as Request<unknown, IncomingRequestCfProperties>, t.env, ctx);
+    expect(res.status).toBe(200);
+    await waitFor(() => started.includes(d.eventId));
+    expect((await t.store.get(d.eventId))!.status).toBe('queued');
+    release();
+    await waitOnExecutionContext(ctx);
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1 });
+  });
+
   it('retries a failed delivery on the cron once its retry time has come', async () => {
     failuresLeft = 1;
     const t = await openWorkerTarget({ secrets: ['s'] }, { db: env.DB, handlers: [flaky], vars: { DISPATCHER: 'on' } });
