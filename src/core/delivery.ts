@@ -53,6 +53,25 @@ export interface Delivery {
   processedAt: number | null;
 }
 
+/** The row a new delivery becomes when its claim commits (what the store would read back). */
+export function storedDelivery(d: NewDelivery): Delivery {
+  return {
+    eventId: d.eventId,
+    eventType: d.eventType,
+    signatureT: d.signatureT,
+    body: d.body,
+    headers: d.headers,
+    receivedAt: d.receivedAt,
+    lastReceivedAt: d.receivedAt,
+    deliveryCount: 1,
+    status: d.status,
+    attempts: 0,
+    lastError: d.lastError,
+    nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
+    processedAt: null,
+  };
+}
+
 /** The answer of an atomic claim: new, a duplicate of a stored id, or a replay of signed content. */
 export type ClaimResult =
   | { outcome: 'new' }

@@ -2,7 +2,7 @@ import { retryDelayMs } from './backoff.js';
 import { createBatcher } from './batcher.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from './delivery-store.js';
-import type { LeaseGrant, NewDelivery } from './delivery.js';
+import { storedDelivery, type LeaseGrant, type NewDelivery } from './delivery.js';
 import type { Logger } from './logger.js';
 import type { Router } from './router.js';
 import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
@@ -221,24 +221,7 @@ export function createDispatcher({
     adopt(_grant, d) {
       reserved--;
       if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
-      track(
-        {
-          eventId: d.eventId,
-          eventType: d.eventType,
-          signatureT: d.signatureT,
-          body: d.body,
-          headers: d.headers,
-          receivedAt: d.receivedAt,
-          lastReceivedAt: d.receivedAt,
-          deliveryCount: 1,
-          status: 'queued',
-          attempts: 0,
-          lastError: null,
-          nextAttemptAt: d.receivedAt,
-          processedAt: null,
-        },
-        [], // a new event has no ledger yet
-      );
+      track(storedDelivery(d), []); // a new event has no ledger yet
     },
     release() {
       reserved--;

@@ -1,13 +1,11 @@
 import { and, asc, eq, gt, gte, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { ClaimResult, DeliveryStore, ImportedDelivery, ScanDeliveriesOptions } from '../core/delivery-store.js';
 import * as schema from './schema.js';
-import { claimParams, toDelivery, type AnySqliteDatabase } from './statements.js';
+import { claimParams, MAX_IDS_PER_QUERY, toDelivery, type AnySqliteDatabase } from './statements.js';
 import type { StoreDriver } from './store-driver.js';
 
 const { deliveries } = schema;
 
-/** D1 refuses statements with more than 100 bound parameters. */
-const MAX_IDS_PER_QUERY = 90;
 
 /**
  * The store methods that move deliveries in and out for `podhook export`, `import` and `replay`:

@@ -15,6 +15,7 @@ import {
   outcomeStatement,
   toClaimResult,
   toDelivery,
+  MAX_IDS_PER_QUERY,
   type AnySqliteDatabase,
   type DeliveryRow,
 } from './statements.js';
@@ -57,8 +58,6 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
   };
 }
 
-/** D1 refuses statements with more than 100 bound parameters. */
-const MAX_IDS_PER_QUERY = 90;
 
 /**
  * The one store implementation, typed over both SQLite drivers: every query is awaited, which

@@ -201,6 +201,9 @@ export function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
+/** D1 refuses statements with more than 100 bound parameters: lists of ids go in chunks of this. */
+export const MAX_IDS_PER_QUERY = 90;
+
 /** Placeholders named after the keys of a params object. */
 export function placeholders<T extends object>(keys: readonly (keyof T & string)[]): Params<T> {
   return Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)])) as Params<T>;

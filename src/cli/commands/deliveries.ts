@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from '../../core/delivery.js';
 import { parseConfig } from '../../node/config.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
+import { openExistingStore } from '../delivery-filters.js';
 import { formatTable } from '../format-table.js';
 
 /** The JSON shape of a delivery in CLI output (no body: see `podhook export`). */
@@ -52,11 +51,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
     const limitText = (values.limit as string | undefined) ?? '50';
     if (!/^[1-9]\d{0,5}$/.test(limitText)) throw new UsageError('--limit must be a whole number from 1 to 999999');
     const config = parseConfig(io.env);
-    if (!existsSync(config.databasePath)) {
-      io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH, or start the server once)\n`);
-      return EXIT.failure;
-    }
-    const { store, close } = openSqliteStore(config.databasePath);
+    const { store, close } = openExistingStore(config.databasePath);
     try {
       const rows = await store.list({
         status: status as DeliveryStatus | undefined,
