@@ -116,7 +116,9 @@ export function parseExportLine(line: string): Delivery {
     eventType: r.event_type,
     signatureT: r.signature_t,
     body: r.body_base64,
-    headers: r.headers,
+    // z.record assigns each key, and assigning `__proto__` sets the prototype instead of keeping
+    // the header: rebuild from the validated JSON's own entries so every key comes back as data.
+    headers: Object.fromEntries(Object.entries((json as { headers?: Record<string, string> }).headers ?? {})),
     receivedAt: r.received_at,
     lastReceivedAt: r.last_received_at ?? r.received_at,
     deliveryCount: r.delivery_count,
