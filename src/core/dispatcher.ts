@@ -85,12 +85,20 @@ export function createDispatcher({
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
   const inflight = new Set<Promise<void>>();
   let reserved = 0;
+  /** A drain stopped at capacity: deliveries may be waiting for a free slot. */
+  let backlog = false;
   let stopped = false;
 
   function track(delivery: Delivery, ledger: HandlerRun[]) {
     const p: Promise<void> = dispatchOne(delivery, ledger)
       .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
-      .finally(() => inflight.delete(p));
+      .finally(() => {
+        inflight.delete(p);
+        if (backlog) {
+          backlog = false;
+          void wake();
+        }
+      });
     inflight.add(p);
   }
 
@@ -98,15 +106,15 @@ export function createDispatcher({
   async function drain(): Promise<number> {
     let started = 0;
     while (!stopped) {
-      if (inflight.size + reserved >= concurrency) {
-        if (inflight.size === 0) return started; // every slot is reserved by ingest hand-offs
-        await Promise.race(inflight);
-        continue;
+      const free = concurrency - inflight.size - reserved;
+      if (free <= 0) {
+        backlog = true; // the next dispatch to finish drains again
+        return started;
       }
       let leased: Delivery[];
       let ledger: HandlerRun[];
       try {
-        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: concurrency - inflight.size - reserved });
+        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: free });
         if (leased.length === 0) return started;
         // Ledger rows exist only once an attempt has failed: new deliveries need no read.
         const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);
@@ -231,9 +239,13 @@ export function createDispatcher({
     },
     async runUntilIdle() {
       for (;;) {
+        while (draining) await draining; // join a drain in progress without re-arming it
         const started = await wake();
-        await Promise.all(inflight);
-        if (started === 0 && !draining && inflight.size === 0) return;
+        while (inflight.size > 0 || reserved > 0) {
+          await Promise.all(inflight);
+          if (reserved > 0) await new Promise((r) => setTimeout(r, 1)); // hand-offs about to be adopted
+        }
+        if (started === 0 && !draining && !backlog) return;
       }
     },
     async stop(graceMs = 10_000) {

@@ -49,4 +49,14 @@ describe('ingest hand-off', () => {
     expect(t.leases.length).toBeGreaterThan(0); // the second came through a lease statement
     t.close();
   });
+
+  it('brings a burst larger than its capacity to processed with no poll timer, and runUntilIdle returns', async () => {
+    const t = setup(4);
+    const burst = Array.from({ length: 40 }, () => newDelivery({ receivedAt: Date.now() }));
+    expect((await Promise.all(burst.map((d) => t.claim(d)))).every((r) => r.outcome === 'new')).toBe(true);
+    await Promise.race([t.dispatcher.runUntilIdle(), new Promise((_, reject) => setTimeout(() => reject(new Error('runUntilIdle did not return')), 5000))]);
+    expect(await t.store.queueStats()).toEqual({ queued: 0, failed: 0, dead: 0 });
+    expect((await t.store.list({ status: 'processed', limit: 100 })).length).toBe(40);
+    t.close();
+  });
 });
