@@ -70,7 +70,7 @@ export async function startTarget(spec: TargetSpec, port: number, databasePath: 
     if (exited !== undefined) throw new Error(`${spec.name} exited ${exited}: ${head}`);
     if (Date.now() > deadline) throw new Error(`${spec.name} did not start: ${head}`);
     // Any HTTP answer means it listens (the comparison targets have no /healthz).
-    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
+    if (await probe(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -88,6 +88,12 @@ export async function startTarget(spec: TargetSpec, port: number, databasePath: 
     },
   };
 }
+
+/**
+ * A one-off request on its own connection: a pooled keep-alive socket left from an earlier
+ * probe may have been closed by the server's keep-alive timeout in the meantime.
+ */
+const probe = (url: string) => fetch(url, { headers: { connection: 'close' } });
 
 /** Runs the load client on core 1 as its own process (so it never shares the server's core). */
 export function load(options: LoadOptions): LoadResult {
@@ -130,7 +136,7 @@ export const median = (xs: number[]) => {
 
 /** Handler lag (receipt → handler start) from podhook's /metrics histogram: count, mean, p99 bucket. */
 export async function handlerLag(port: number): Promise<{ count: number; mean_ms: number; p99_le_ms: number | null }> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const text = await (await probe(`http://127.0.0.1:${port}/metrics`)).text();
   const buckets = [...text.matchAll(/^podhook_dispatch_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])] as const);
   const count = Number(/^podhook_dispatch_lag_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
   const sum = Number(/^podhook_dispatch_lag_seconds_sum ([\d.e+-]+)/m.exec(text)?.[1] ?? 0);
