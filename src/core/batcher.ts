@@ -8,6 +8,11 @@ export interface BatcherOptions<I, O> {
    * `setImmediate` (after the poll phase has read every ready socket); default a 0 ms timer.
    */
   schedule?: (flush: () => void) => void;
+  /**
+   * How a batch holding only lazy items is flushed (default: as `schedule`). Lazy items ride on
+   * the next flush that something urgent triggers, or on this later one.
+   */
+  lazySchedule?: (flush: () => void) => void;
 }
 
 /**
@@ -24,15 +29,18 @@ export function createBatcher<I, O>({
   execute,
   maxBatch = 512,
   schedule = (flush) => void setTimeout(flush, 0),
-}: BatcherOptions<I, O>): (item: I) => Promise<O> {
+  lazySchedule = schedule,
+}: BatcherOptions<I, O>): (item: I, options?: { lazy?: boolean }) => Promise<O> {
   type Waiter = { item: I; resolve: (r: O) => void; reject: (e: unknown) => void };
   let waiting: Waiter[] = [];
   let scheduled = false;
+  let lazyScheduled = false;
   let running: Promise<void> = Promise.resolve();
 
   const flush = () => {
     scheduled = false;
     if (waiting.length === 0) return;
+    lazyScheduled = false; // a pending lazy flush finds nothing, or only what came later
     const batch = waiting;
     waiting = [];
     running = running.then(async () => {
@@ -45,13 +53,20 @@ export function createBatcher<I, O>({
     });
   };
 
-  return function submit(item: I): Promise<O> {
+  const lazyFlush = () => {
+    if (lazyScheduled && !scheduled) flush();
+  };
+
+  return function submit(item: I, { lazy = false } = {}): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
       if (waiting.length >= maxBatch) flush();
-      else if (!scheduled) {
+      else if (!lazy && !scheduled) {
         scheduled = true;
         schedule(flush);
+      } else if (lazy && !scheduled && !lazyScheduled) {
+        lazyScheduled = true;
+        lazySchedule(lazyFlush);
       }
     });
   };

@@ -10,7 +10,12 @@ const labelText = (labels: Labels, extra?: Labels) => {
   const keys = Object.keys(all).sort((a, b) => (a === 'le' ? 1 : b === 'le' ? -1 : a.localeCompare(b)));
   return keys.length === 0 ? '' : `{${keys.map((k) => `${k}="${escapeLabel(all[k]!)}"`).join(',')}}`;
 };
-const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels).sort());
+/** A series key: label names sorted, joined with separators that cannot occur in names. */
+const keyOf = (labels: Labels) => {
+  let key = '';
+  for (const name of Object.keys(labels).sort()) key += `${name}\u0001${labels[name]}\u0002`;
+  return key;
+};
 
 export interface Counter {
   inc(labels?: Labels, value?: number): void;

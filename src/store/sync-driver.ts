@@ -29,6 +29,11 @@ export interface SyncDriverOptions {
    * Node passes `setImmediate`. Without it each write commits at once (the CLI tools).
    */
   schedule?: (flush: () => void) => void;
+  /**
+   * How long a dispatch outcome may wait to share the next ingest commit (default 10 ms). An
+   * outcome lost in a crash only means the delivery is dispatched again after its lease.
+   */
+  outcomeDelayMs?: number;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -38,7 +43,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * write runs in its own savepoint inside the shared transaction, so one failing write rejects
  * alone while the others commit.
  */
-export function createSyncDriver(db: SyncDatabase, { schedule }: SyncDriverOptions = {}): StoreDriver {
+export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10 }: SyncDriverOptions = {}): StoreDriver {
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
@@ -62,10 +67,14 @@ export function createSyncDriver(db: SyncDatabase, { schedule }: SyncDriverOptio
     }),
   );
   const submit = schedule
-    ? createBatcher<() => unknown, Settled>({ execute: async (ops) => runAll.immediate([...ops]), schedule })
+    ? createBatcher<() => unknown, Settled>({
+        execute: async (ops) => runAll.immediate([...ops]),
+        schedule,
+        lazySchedule: (flush) => void setTimeout(flush, outcomeDelayMs),
+      })
     : async (op: () => unknown) => runAll.immediate([op])[0]!;
-  const write = async <T>(op: () => T): Promise<T> => {
-    const settled = await submit(op);
+  const write = async <T>(op: () => T, options?: { lazy: boolean }): Promise<T> => {
+    const settled = await submit(op, options);
     if (!settled.ok) throw settled.error;
     return settled.value as T;
   };
@@ -80,14 +89,19 @@ export function createSyncDriver(db: SyncDatabase, { schedule }: SyncDriverOptio
         }),
       ),
     leaseDue: (params) => write(() => leaseStmt.all(params as never) as DeliveryRow[]),
+    // Outcomes need no commit of their own: they join the next ingest commit (one fsync for
+    // both), or commit after `outcomeDelayMs` when no delivery arrives.
     completeDispatch: (outcomes) =>
-      write(() => {
-        for (const o of outcomes) {
-          const { outcome, runs } = outcomeParams(o);
-          for (const run of runs) runStmt.all(run as never);
-          outcomeStmt.all(outcome as never);
-        }
-      }),
+      write(
+        () => {
+          for (const o of outcomes) {
+            const { outcome, runs } = outcomeParams(o);
+            for (const run of runs) runStmt.all(run as never);
+            outcomeStmt.all(outcome as never);
+          }
+        },
+        { lazy: true },
+      ),
     atomic: (queries) => write(() => queries.map((q) => q.all() as unknown[])),
   };
 }
