@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmark: pinned target processes, the load client, /proc readings. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { LoadOptions, LoadResult } from './load-client.js';
@@ -30,6 +30,10 @@ const pin = (core: number, cmd: string, args: string[]): [string, string[]] =>
 /** Starts a target on core 0 with its own database file and waits until it answers HTTP. */
 export async function startTarget(spec: TargetSpec, port: number, databasePath: string): Promise<Running> {
   const [cmd, args] = pin(0, process.execPath, spec.args);
+  // The server's output goes to a file, never a pipe: the bench blocks in spawnSync while the
+  // load client runs, and an undrained pipe would make a logging server buffer and stall.
+  const logPath = `${databasePath}.log`;
+  const logFd = openSync(logPath, 'w');
   const child = spawn(cmd, args, {
     cwd: ROOT,
     env: {
@@ -41,34 +45,16 @@ export async function startTarget(spec: TargetSpec, port: number, databasePath: 
       SVC_WEBHOOK_SECRET: SECRET,
       ...spec.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', logFd, logFd],
   });
-  let head = '';
-  const watchers: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
-  const seen: string[] = [];
-  let partial = '';
-  // Keep draining the server's output (its log lines) so it never blocks on a full pipe, and
-  // keep only the lines someone may wait for.
-  const onData = (chunk: Buffer) => {
-    if (head.length < 10_000) head += chunk;
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (!line.includes('"msg":"delivery"') && !line.includes('"msg":"handler run"') && seen.length < 1000) seen.push(line);
-      for (const w of watchers.splice(0)) {
-        if (w.pattern.test(line)) w.resolve(line);
-        else watchers.push(w);
-      }
-    }
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  closeSync(logFd);
+  const head = () => readFileSync(logPath, 'utf8').slice(0, 10_000);
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (exited !== undefined) throw new Error(`${spec.name} exited ${exited}: ${head}`);
-    if (Date.now() > deadline) throw new Error(`${spec.name} did not start: ${head}`);
+    if (exited !== undefined) throw new Error(`${spec.name} exited ${exited}: ${head()}`);
+    if (Date.now() > deadline) throw new Error(`${spec.name} did not start: ${head()}`);
     // Any HTTP answer means it listens (the comparison targets have no /healthz).
     if (await probe(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));
@@ -78,13 +64,14 @@ export async function startTarget(spec: TargetSpec, port: number, databasePath: 
     child,
     port,
     url: `http://127.0.0.1:${port}/webhooks`,
-    waitForLine(pattern, timeoutMs) {
-      const found = seen.find((l) => pattern.test(l));
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${spec.name}: no line matching ${pattern}`)), timeoutMs);
-        watchers.push({ pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-      });
+    async waitForLine(pattern, timeoutMs) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const found = readFileSync(logPath, 'utf8').split('\n').find((l) => pattern.test(l));
+        if (found) return found;
+        if (Date.now() > end) throw new Error(`${spec.name}: no line matching ${pattern}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
     },
   };
 }
