@@ -13,7 +13,7 @@ import { createRouter } from '../core/router.js';
 import { createSecretSource } from '../core/secret-source.js';
 import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
-import type { Config } from './config.js';
+import type { Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -44,7 +44,6 @@ export interface NodeRuntime {
   close(graceMs?: number): Promise<void>;
 }
 
-const PRUNE_CHUNK = 500;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
@@ -127,7 +126,8 @@ export function createNodeRuntime({
     const before = clock() - config.retentionDays * 86_400_000;
     const started = performance.now();
     // Small transactions, and a turn of the event loop between them, so ingest never stalls.
-    const total = await pruneExpired({ store, before, chunk: PRUNE_CHUNK, pause: () => new Promise((r) => setImmediate(r)) });
+    // A few ms between chunks: deliveries that arrived meanwhile commit without a prune chunk.
+    const total = await pruneExpired({ store, before, pause: () => new Promise((r) => setTimeout(r, 2)) });
     if (total > 0) {
       logger.info({ removed: total, retention_days: config.retentionDays, duration_ms: Math.round(performance.now() - started) }, 'pruned old deliveries');
     }

@@ -2,7 +2,7 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Logger } from '../core/logger.js';
-import type { Config } from './config.js';
+import type { Config } from '../core/config.js';
 import { createNodeRuntime, type NodeRuntime, type NodeRuntimeOptions } from './node-runtime.js';
 
 export interface RunningServer {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { parseConfig } from './config.js';
+import { parseConfig } from '../core/config.js';
 import { openSqliteStore } from './sqlite-store.js';
 
 /**

@@ -13,7 +13,7 @@ import { createSecretSource } from '../core/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signature-crypto.js';
 import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
-import { parseConfig, type Config } from '../node/config.js';
+import { parseConfig, type Config } from '../core/config.js';
 import { createConsoleLogger } from './console-logger.js';
 import { createD1Store } from './d1-store.js';
 import { workerVariables, type WorkerEnv } from './worker-env.js';

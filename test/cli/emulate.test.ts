@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../../handlers/index.js';
 import type { DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { BIN, runCli } from '../helpers/spawn-podhook.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { handlers, recordedCalls, resetRecording } from '../fixtures/recording-handlers.js';

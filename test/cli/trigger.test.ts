@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handlers } from '../../handlers/index.js';
 import { EVENT_TYPES } from '../../src/core/event-types.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { TEST_SECRET } from '../helpers/sign.js';

@@ -6,7 +6,7 @@ import { handlers } from '../../handlers/index.js';
 import { EVENT_TYPES } from '../../src/core/event-types.js';
 import { RETRY_SCHEDULE_MINUTES, type DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { runMain } from '../cli/run-main.js';
 import { captureLogger } from '../helpers/capture-logger.js';

@@ -1,5 +1,5 @@
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
 import type { Logger } from '../../src/core/logger.js';
 import type { HandlerDefinition } from '../../src/core/define-handler.js';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineHandler } from '../../src/index.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { captureLogger } from '../helpers/capture-logger.js';

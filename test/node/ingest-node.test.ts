@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 import { openDatabase } from '../../src/node/open-database.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';

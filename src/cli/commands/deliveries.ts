@@ -1,5 +1,5 @@
 import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from '../../core/delivery.js';
-import { parseConfig } from '../../node/config.js';
+import { parseConfig } from '../../core/config.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { openExistingStore } from '../delivery-filters.js';
 import { formatTable } from '../format-table.js';

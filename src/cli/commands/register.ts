@@ -9,7 +9,7 @@ import { ServiceError } from '../../admin/service-error.js';
 import { API_KEY_HOME, type CreatedWebhook } from '../../admin/webhook.js';
 import { EVENT_TYPES } from '../../core/event-types.js';
 import { createRouter } from '../../core/router.js';
-import { parseConfig } from '../../node/config.js';
+import { parseConfig } from '../../core/config.js';
 import { openSqliteStore } from '../../node/sqlite-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';

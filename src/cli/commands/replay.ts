@@ -7,7 +7,7 @@ import type { Logger } from '../../core/logger.js';
 import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/replay-delivery.js';
 import { createRouter } from '../../core/router.js';
 import { scanDeliveries } from '../../core/scan-deliveries.js';
-import { parseConfig } from '../../node/config.js';
+import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';

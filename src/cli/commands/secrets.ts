@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { secretFingerprint } from '../../admin/secret-fingerprint.js';
 import type { StoredSecret } from '../../core/delivery-store.js';
-import { parseConfig } from '../../node/config.js';
+import { parseConfig } from '../../core/config.js';
 import { openSqliteStore } from '../../node/sqlite-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { formatTable } from '../format-table.js';

@@ -1,5 +1,5 @@
 import { handlers } from '../../../handlers/index.js';
-import { parseConfig } from '../../node/config.js';
+import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
 import { defineCommand, EXIT } from '../command.js';

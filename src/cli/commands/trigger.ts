@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defaultPayload } from '../../core/default-payloads.js';
 import { EVENT_TYPES, isEventType } from '../../core/event-types.js';
 import { answerLabel, createDeliveryPoster } from '../../core/post-delivery.js';
-import { parseConfig } from '../../node/config.js';
+import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { parseUrl, SECRET_HELP, signingSecret } from '../sending-options.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
-import { parseConfig } from '../../src/node/config.js';
+import { parseConfig } from '../../src/core/config.js';
 
 describe('parseConfig', () => {
   it('applies the documented defaults', () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ConfigError } from '../core/errors.js';
-import { splitSecrets } from '../core/secret-source.js';
+import { ConfigError } from './errors.js';
+import { splitSecrets } from './secret-source.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
