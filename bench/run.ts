@@ -42,10 +42,10 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'peer', args: ['--import', 'tsx', 'bench/targets/peer.ts'], env: { SQLITE_SYNC: 'FULL' } },
   { name: 'hono-insert-normal', args: ['--import', 'tsx', 'bench/targets/hono-insert.ts'], env: { SQLITE_SYNC: 'NORMAL' } },
   // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
-  { name: 'podhook', args: ['dist/src/cli/run.js', 'serve'] },
+  { name: 'podhook', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] },
   // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
-  { name: 'podhook-ingest-only', args: ['dist/src/cli/run.js', 'serve'], env: { DISPATCHER: 'off' } },
-  { name: 'podhook-warn-logs', args: ['dist/src/cli/run.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
+  { name: 'podhook-ingest-only', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { DISPATCHER: 'off' } },
+  { name: 'podhook-warn-logs', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
   { name: 'podhook-tsx', args: ['bin/podhook.js', 'serve'] },
 ];
 const DEFAULT_TARGETS = ['limit', 'peer', 'hono-insert-normal', 'podhook'];

@@ -47,7 +47,7 @@ cd "$app"
 
 step '5. node bin/podhook.js serve'
 secret="whsec_docker_path_$RANDOM$RANDOM"
-export NODE_ENV=production HOST=127.0.0.1 PORT=0 DATABASE_PATH="$work/data/podhook.db" SVC_WEBHOOK_SECRET="$secret"
+export NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=4 HOST=127.0.0.1 PORT=0 DATABASE_PATH="$work/data/podhook.db" SVC_WEBHOOK_SECRET="$secret"
 node bin/podhook.js serve >"$work/server.log" 2>&1 &
 server_pid=$!
 url=""
