@@ -92,3 +92,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
   };
 }
+
+/** The dispatcher's tuning from the configuration, as `createDispatcher` takes it. */
+export function dispatchTuning({ dispatch }: Config) {
+  const { concurrency, maxAttempts, handlerTimeoutMs, retryBaseMs, retryMaxMs } = dispatch;
+  return { concurrency, maxAttempts, handlerTimeoutMs, retryBaseMs, retryMaxMs };
+}

@@ -13,7 +13,7 @@ import { createRouter } from '../core/router.js';
 import { createSecretSource } from '../core/secret-source.js';
 import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
-import type { Config } from '../core/config.js';
+import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -92,11 +92,7 @@ export function createNodeRuntime({
     logger,
     clock,
     owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
-    concurrency: d.concurrency,
-    maxAttempts: d.maxAttempts,
-    handlerTimeoutMs: d.handlerTimeoutMs,
-    retryBaseMs: d.retryBaseMs,
-    retryMaxMs: d.retryMaxMs,
+    ...dispatchTuning(config),
     random,
     observer: metrics.observer,
     schedule: setImmediate,

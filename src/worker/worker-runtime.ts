@@ -13,7 +13,7 @@ import { createSecretSource } from '../core/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signature-crypto.js';
 import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
-import { parseConfig, type Config } from '../core/config.js';
+import { dispatchTuning, parseConfig, type Config } from '../core/config.js';
 import { createConsoleLogger } from './console-logger.js';
 import { createD1Store } from './d1-store.js';
 import { workerVariables, type WorkerEnv } from './worker-env.js';
@@ -68,11 +68,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     logger: log,
     clock,
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
-    concurrency: d.concurrency,
-    maxAttempts: d.maxAttempts,
-    handlerTimeoutMs: d.handlerTimeoutMs,
-    retryBaseMs: d.retryBaseMs,
-    retryMaxMs: d.retryMaxMs,
+    ...dispatchTuning(config),
     random,
   });
   const afterResponse = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
