@@ -27,6 +27,8 @@ export interface NewDelivery {
    * delivery at once, with no separate lease statement; others skip it until `until`.
    */
   lease?: LeaseGrant;
+  /** The body as ingest parsed it (never stored): a hand-off dispatches it without parsing again. */
+  payload?: unknown;
 }
 
 /** A lease a dispatcher reserved for a delivery it is about to run. */

@@ -89,8 +89,8 @@ export function createDispatcher({
   let backlog = false;
   let stopped = false;
 
-  function track(delivery: Delivery, ledger: HandlerRun[]) {
-    const p: Promise<void> = dispatchOne(delivery, ledger)
+  function track(delivery: Delivery, ledger: HandlerRun[], payload?: unknown) {
+    const p: Promise<void> = dispatchOne(delivery, ledger, payload)
       .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
       .finally(() => {
         inflight.delete(p);
@@ -132,7 +132,7 @@ export function createDispatcher({
     return started;
   }
 
-  async function dispatchOne(delivery: Delivery, ledger: HandlerRun[]): Promise<void> {
+  async function dispatchOne(delivery: Delivery, ledger: HandlerRun[], parsed?: unknown): Promise<void> {
     const now = () => clock();
     const handlers = router.handlersFor(delivery.eventType);
     const base = { eventId: delivery.eventId, owner, nextAttemptAt: null, runs: [] as HandlerRun[] };
@@ -140,7 +140,7 @@ export function createDispatcher({
       await finish({ ...base, status: 'ignored', attempts: delivery.attempts, lastError: 'no handler for this event type', now: now() }, delivery);
       return;
     }
-    const body = parseDeliveryBody(delivery.body);
+    const body = parsed !== undefined ? { ok: true as const, payload: parsed } : parseDeliveryBody(delivery.body);
     if (!body.ok) {
       await finish({ ...base, status: 'dead', attempts: delivery.attempts, lastError: body.error, now: now() }, delivery);
       return;
@@ -229,7 +229,7 @@ export function createDispatcher({
     adopt(_grant, d) {
       reserved--;
       if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
-      track(storedDelivery(d), []); // a new event has no ledger yet
+      track(storedDelivery(d), [], d.payload); // a new event has no ledger yet; ingest parsed its body
     },
     release() {
       reserved--;

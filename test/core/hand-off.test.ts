@@ -59,4 +59,15 @@ describe('ingest hand-off', () => {
     expect((await t.store.list({ status: 'processed', limit: 100 })).length).toBe(40);
     t.close();
   });
+
+  it('dispatches the payload ingest already parsed, without parsing the body again', async () => {
+    const seen: unknown[] = [];
+    const t = setup(4, defineHandler('pod.created', { name: 'see' }, (e) => void seen.push(e.payload)));
+    const parsed = { parsed: 'by ingest' };
+    const d = newDelivery({ receivedAt: Date.now(), body: new TextEncoder().encode('{"from":"the body"}'), payload: parsed });
+    await t.claim(d);
+    await waitFor(async () => (await t.store.get(d.eventId))?.status === 'processed');
+    expect(seen).toEqual([parsed]);
+    t.close();
+  });
 });
