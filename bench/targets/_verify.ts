@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
@@ -19,5 +20,16 @@ export function verifyPlain(header: string | undefined, body: Buffer, secret: st
   return ok && Math.abs(Math.floor(Date.now() / 1000) - Number(t)) <= 300;
 }
 
-export const TABLE_SQL = `create table if not exists events (
-  event_id text primary key, event_type text not null, body blob not null, received_at integer not null)`;
+/**
+ * The one-table store such a user would write: WAL, the given `synchronous` (SQLITE_SYNC
+ * overrides it), one prepared insert per request. Returns whether the id was new.
+ */
+export function openEventsTable(defaultSync: 'FULL' | 'NORMAL') {
+  const db = new Database(process.env.DATABASE_PATH!);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${process.env.SQLITE_SYNC ?? defaultSync}`);
+  db.exec(`create table if not exists events (
+    event_id text primary key, event_type text not null, body blob not null, received_at integer not null)`);
+  const insert = db.prepare('insert into events (event_id, event_type, body, received_at) values (?, ?, ?, ?) on conflict do nothing');
+  return (id: string, type: string | undefined, body: Buffer) => insert.run(id, type, body, Date.now()).changes > 0;
+}

@@ -1,16 +1,11 @@
 // "peer": what a user would write instead of podhook: Express 5 with a raw-body parser, the same
 // HMAC check and window, and one SQLite insert per request with synchronous=FULL (a durable ack).
 // SQLITE_SYNC=NORMAL gives the non-durable variant for comparison.
-import Database from 'better-sqlite3';
 import express from 'express';
-import { TABLE_SQL, verifyPlain } from './_verify.js';
+import { openEventsTable, verifyPlain } from './_verify.js';
 
 const secret = process.env.SVC_WEBHOOK_SECRET!;
-const db = new Database(process.env.DATABASE_PATH!);
-db.pragma('journal_mode = WAL');
-db.pragma(`synchronous = ${process.env.SQLITE_SYNC ?? 'FULL'}`);
-db.exec(TABLE_SQL);
-const insert = db.prepare('insert into events (event_id, event_type, body, received_at) values (?, ?, ?, ?) on conflict do nothing');
+const insertEvent = openEventsTable('FULL');
 
 const app = express();
 app.post('/webhooks', express.raw({ type: '*/*', limit: '256kb' }), (req, res) => {
@@ -20,7 +15,7 @@ app.post('/webhooks', express.raw({ type: '*/*', limit: '256kb' }), (req, res) =
     return;
   }
   const id = req.get('x-svc-event-id')!;
-  const inserted = insert.run(id, req.get('x-svc-event-type'), body, Date.now()).changes > 0;
+  const inserted = insertEvent(id, req.get('x-svc-event-type'), body);
   res.json({ received: true, event_id: id, duplicate: !inserted });
 });
 app.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));

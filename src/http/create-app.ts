@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
 import type { IngestOutcome } from '../core/ingest-outcome.js';
 import type { Logger } from '../core/logger.js';
-import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type ReceiveDelivery, type ReceiveResult } from '../core/receive-delivery.js';
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type ReceiveDelivery } from '../core/receive-delivery.js';
 import { readBodyCapped } from './read-body.js';
 import { requestId } from './request-id.js';
 
@@ -18,8 +18,6 @@ export interface AppOptions {
   readiness: () => Promise<ReadinessReport>;
   webhookPath?: string;
   maxBodyBytes?: number;
-  /** Called after an authentic delivery is durably stored (the dispatcher's wake-up). Never awaited. */
-  onStored?: (result: ReceiveResult) => void;
   /** Observes each ingest answer (metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Extra routes (e.g. `/metrics`) mounted by the runtime adapter. */
@@ -47,7 +45,6 @@ export function createApp({
   readiness,
   webhookPath = DEFAULT_WEBHOOK_PATH,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
-  onStored,
   onOutcome,
   extend,
 }: AppOptions): Hono<Env> {
@@ -69,7 +66,6 @@ export function createApp({
         'delivery',
       );
       onOutcome?.({ outcome, status: 200, eventType: result.eventType, latencyMs });
-      if (!result.duplicate) onStored?.(result);
       return c.json({ received: true, event_id: result.eventId, duplicate: result.duplicate });
     } catch (error) {
       if (!(error instanceof PodhookError)) throw error;
