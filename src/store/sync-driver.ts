@@ -18,6 +18,7 @@ import {
   type LeaseParams,
   type OutcomeParams,
 } from './statements.js';
+import { prepareRaw } from './raw-statement.js';
 import type { StoreDriver } from './store-driver.js';
 
 type SyncDatabase = AnySqliteDatabase & BaseSQLiteDatabase<'sync', unknown, typeof schema> & { $client: Database.Database };
@@ -39,9 +40,8 @@ export interface SyncDriverOptions {
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
- * The better-sqlite3 driver: the hot statements prepared once; writes group-committed. Each
- * write runs in its own savepoint inside the shared transaction, so one failing write rejects
- * alone while the others commit.
+ * The better-sqlite3 driver: the hot statements prepared once; writes group-committed. A write
+ * that fails rejects alone: the batch is then run again one write per transaction.
  */
 export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10 }: SyncDriverOptions = {}): StoreDriver {
   const client = db.$client;
@@ -49,30 +49,50 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
     'leaseOwner', 'leaseUntil',
   ]));
-  const insertStmt = claim.insert.prepare();
+  const insert = prepareRaw<ClaimParams>(client, claim.insert);
   const bumpStmt = claim.bump.prepare();
   const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'now', 'leaseUntil', 'limit'])).prepare();
   const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt'])).prepare();
-  const outcomeStmt = outcomeStatement(db, placeholders<OutcomeParams>([
+  const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
     'eventId', 'owner', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt',
-  ])).prepare();
+  ])));
 
-  const runAll = client.transaction((ops: Array<() => unknown>): Settled[] =>
-    ops.map((op) => {
-      try {
-        return { ok: true, value: client.transaction(op)() };
-      } catch (error) {
-        return { ok: false, error };
-      }
-    }),
-  );
+  // Which write was running when the shared transaction threw (-1: none, BEGIN or COMMIT did).
+  let failedAt = -1;
+  const runAll = client.transaction((ops: readonly (() => unknown)[]): unknown[] => {
+    const values: unknown[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      failedAt = i;
+      values.push(ops[i]!());
+    }
+    failedAt = -1;
+    return values;
+  });
+  const execute = (ops: readonly (() => unknown)[]): Settled[] => {
+    failedAt = -1;
+    try {
+      return runAll.immediate(ops).map((value) => ({ ok: true, value }));
+    } catch (error) {
+      // The transaction rolled back. A failure outside the writes (BEGIN, COMMIT, a lock) fails
+      // them all; a failing write is found by running each alone, so only it rejects. This
+      // costs nothing while every write succeeds, unlike a savepoint around each.
+      if (failedAt < 0 || ops.length === 1) return ops.map(() => ({ ok: false, error }));
+      return ops.map((op) => {
+        try {
+          return { ok: true, value: runAll.immediate([op])[0] };
+        } catch (alone) {
+          return { ok: false, error: alone };
+        }
+      });
+    }
+  };
   const submit = schedule
     ? createBatcher<() => unknown, Settled>({
-        execute: async (ops) => runAll.immediate([...ops]),
+        execute: async (ops) => execute(ops),
         schedule,
         lazySchedule: (flush) => void setTimeout(flush, outcomeDelayMs),
       })
-    : async (op: () => unknown) => runAll.immediate([op])[0]!;
+    : async (op: () => unknown) => execute([op])[0]!;
   const write = async <T>(op: () => T, options?: { lazy: boolean }): Promise<T> => {
     const settled = await submit(op, options);
     if (!settled.ok) throw settled.error;
@@ -83,9 +103,9 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
     claim: (batch) =>
       write(() =>
         batch.map((d) => {
-          const values = claimParams(d) as unknown as Record<string, unknown>;
-          const inserted = insertStmt.all(values) as unknown[];
-          return toClaimResult(inserted, inserted.length > 0 ? [] : (bumpStmt.all(values) as { deliveryCount: number }[]));
+          const values = claimParams(d);
+          const inserted = insert(values);
+          return toClaimResult(inserted, inserted.length > 0 ? [] : (bumpStmt.all(values as never) as { deliveryCount: number }[]));
         }),
       ),
     leaseDue: (params) => write(() => leaseStmt.all(params as never) as DeliveryRow[]),
@@ -95,9 +115,9 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
       write(
         () => {
           for (const o of outcomes) {
-            const { outcome, runs } = outcomeParams(o);
+            const { outcome: params, runs } = outcomeParams(o);
             for (const run of runs) runStmt.all(run as never);
-            outcomeStmt.all(outcome as never);
+            outcome(params);
           }
         },
         { lazy: true },

@@ -13,7 +13,7 @@ describeStoreContract('better-sqlite3', async () => {
 });
 
 describe('better-sqlite3 group commit', () => {
-  it('runs each write waiting at a flush in its own savepoint: a failing write rejects alone', async () => {
+  it('shares one transaction among the writes waiting at a flush: a failing write rejects alone, the others commit', async () => {
     const database = openDatabase(dbIn(tempDir()));
     const store = createSqliteStore(database, { schedule: setImmediate });
     const good = [newDelivery(), newDelivery()];
