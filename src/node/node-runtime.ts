@@ -11,6 +11,7 @@ import { createReceiver } from '../core/receive-delivery.js';
 import { pruneExpired } from '../core/retention.js';
 import { createRouter } from '../core/router.js';
 import { createSecretSource } from '../core/secret-source.js';
+import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
 import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
@@ -33,6 +34,8 @@ export interface NodeRuntimeOptions {
 
 export interface NodeRuntime {
   app: Hono<{ Variables: { requestId: string } }>;
+  /** The app's ingest route as a plain function (the `node:http` listener calls it directly). */
+  ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
   database: OpenedDatabase;
@@ -65,12 +68,18 @@ export function createNodeRuntime({
   const baseStore = createSqliteStore(database, { schedule: setImmediate });
 
   // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
+  // It is read once per event-loop turn: requests that arrive together share the check (each
+  // read is a read transaction with its locks), and a change is still seen by the next turn.
   const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
   let seenVersion: unknown;
+  let checkedThisTurn = false;
   const secrets = createSecretSource({
     configured: config.secrets,
     loadStored: async () => (await baseStore.listSecrets()).map((s) => s.secret),
     maybeChanged: () => {
+      if (checkedThisTurn) return false;
+      checkedThisTurn = true;
+      setImmediate(() => (checkedThisTurn = false));
       const version = dataVersion.get();
       const changed = version !== seenVersion;
       seenVersion = version;
@@ -106,12 +115,11 @@ export function createNodeRuntime({
     claim: d.enabled ? withHandOff(claimOne, dispatcher, setImmediate) : claimOne,
   });
 
+  const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });
   const app = createApp({
-    receive,
+    ingest,
     logger,
     webhookPath: config.webhookPath,
-    maxBodyBytes: config.maxBodyBytes,
-    onOutcome: metrics.onOutcome,
     extend: (a) => {
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
@@ -135,6 +143,7 @@ export function createNodeRuntime({
   let closed: Promise<void> | undefined;
   return {
     app,
+    ingest,
     store,
     dispatcher,
     database,
