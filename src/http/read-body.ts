@@ -9,10 +9,7 @@ import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
  * build a full Web stream for every request; `arrayBuffer()` keeps its direct fast path.
  */
 export async function readBodyCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && !request.headers.has('transfer-encoding')) {
-    if (!/^\d{1,15}$/.test(declared)) throw new InvalidRequestError('Invalid Content-Length header.', 'bad_content_length');
-    if (Number(declared) > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  if (checkDeclaredLength(request.headers.get('content-length'), request.headers.has('transfer-encoding'), maxBytes)) {
     return new Uint8Array(await request.arrayBuffer());
   }
   const stream = request.body;
@@ -38,4 +35,16 @@ export async function readBodyCapped(request: Request, maxBytes: number): Promis
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/**
+ * The check made before any body byte is read (Web and Node readers alike): a `Content-Length`
+ * (without `Transfer-Encoding`) must be digits and within the cap. Returns whether the length
+ * was declared, i.e. whether the reader may trust it instead of counting.
+ */
+export function checkDeclaredLength(declared: string | null | undefined, chunked: boolean, maxBytes: number): boolean {
+  if (declared == null || chunked) return false;
+  if (!/^\d{1,15}$/.test(declared)) throw new InvalidRequestError('Invalid Content-Length header.', 'bad_content_length');
+  if (Number(declared) > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  return true;
 }

@@ -2,6 +2,12 @@ import type { MiddlewareHandler } from 'hono';
 
 /** The service's own rule for request ids (spec: Limits, "Request id"). */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{8,64}$/;
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** A caller's id of 8–64 `[A-Za-z0-9._-]` is kept; otherwise a new one is generated. */
+export function resolveRequestId(offered: string | null | undefined, generator: () => string = () => crypto.randomUUID()): string {
+  return offered && REQUEST_ID_PATTERN.test(offered) ? offered : generator();
+}
 
 export interface RequestIdOptions {
   headerName?: string;
@@ -13,12 +19,11 @@ export interface RequestIdOptions {
  * on the response and in `c.var.requestId` so every log line of the request carries it.
  */
 export function requestId({
-  headerName = 'x-request-id',
-  generator = () => crypto.randomUUID(),
+  headerName = REQUEST_ID_HEADER,
+  generator,
 }: RequestIdOptions = {}): MiddlewareHandler<{ Variables: { requestId: string } }> {
   return async function requestIdMiddleware(c, next) {
-    const offered = c.req.header(headerName);
-    const id = offered && REQUEST_ID_PATTERN.test(offered) ? offered : generator();
+    const id = resolveRequestId(c.req.header(headerName), generator);
     c.set('requestId', id);
     await next();
     c.res.headers.set(headerName, id);

@@ -1,8 +1,8 @@
-import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Logger } from '../core/logger.js';
 import type { Config } from '../core/config.js';
+import { createNodeListener } from './node-listener.js';
 import { createNodeRuntime, type NodeRuntime, type NodeRuntimeOptions } from './node-runtime.js';
 
 export interface RunningServer {
@@ -41,7 +41,8 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
 
 function listen(runtime: NodeRuntime, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: runtime.app.fetch, port: config.port, hostname: config.host }) as Server;
+    const server = createServer(createNodeListener({ fetch: runtime.app.fetch, ingest: runtime.ingest, webhookPath: config.webhookPath }));
+    server.listen(config.port, config.host);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
   });

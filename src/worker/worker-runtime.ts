@@ -11,6 +11,7 @@ import { pruneExpired } from '../core/retention.js';
 import { createRouter } from '../core/router.js';
 import { createSecretSource } from '../core/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signature-crypto.js';
+import { createIngestHandler } from '../http/ingest.js';
 import { createApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, parseConfig, type Config } from '../core/config.js';
@@ -89,10 +90,9 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
   });
 
   const app = createApp({
-    receive,
+    ingest: createIngestHandler({ receive, logger: log, maxBodyBytes: config.maxBodyBytes }),
     logger: log,
     webhookPath: config.webhookPath,
-    maxBodyBytes: config.maxBodyBytes,
     readiness: createReadiness({ store, secrets }),
   });
 

@@ -1,3 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_WEBHOOK_PATH } from '../../src/http/create-app.js';
+import { createNodeListener } from '../../src/node/node-listener.js';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import { parseConfig } from '../../src/core/config.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
@@ -36,5 +40,36 @@ export function openNodeTarget(
       now = ms;
     },
     close: () => runtime.close(),
+  };
+}
+
+/**
+ * The same runtime behind a real `node:http` server on 127.0.0.1 with the production listener
+ * (ingest straight over Node's request; everything else through Hono): requests travel over TCP.
+ */
+export async function openNodeHttpTarget(
+  dir: string,
+  options: HttpTargetOptions,
+  extra: { logger?: Logger; busyTimeoutMs?: number; handlers?: readonly HandlerDefinition[] } = {},
+): Promise<NodeTarget> {
+  const target = openNodeTarget(dir, options, extra);
+  const { runtime } = target;
+  const server = createServer(
+    createNodeListener({ fetch: runtime.app.fetch, ingest: runtime.ingest, webhookPath: DEFAULT_WEBHOOK_PATH }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ...target,
+    async fetch(request) {
+      const { pathname, search } = new URL(request.url);
+      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : new Uint8Array(await request.arrayBuffer());
+      return fetch(`${origin}${pathname}${search}`, { method: request.method, headers: request.headers, body });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await target.close();
+    },
   };
 }

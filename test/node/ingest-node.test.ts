@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { openDatabase } from '../../src/node/open-database.js';
@@ -8,6 +9,7 @@ import { captureLogger } from '../helpers/capture-logger.js';
 import { postChunked } from '../helpers/http.js';
 import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = useTempDir();
@@ -122,6 +124,47 @@ describe('Node ingest over real HTTP on 127.0.0.1', () => {
     const ok = await postChunked(`${server.url}/webhooks`, small.headers, [small.body.subarray(0, half), small.body.subarray(half)]);
     expect(ok.status).toBe(200);
     expect(Array.from((await server.runtime.store.get(small.eventId))!.body)).toEqual(Array.from(small.body));
+  });
+
+  it('stores nothing when the sender hangs up mid-body, logs why, and keeps serving', async () => {
+    const { server, log } = await serveOn(tempDir());
+    const d = signDelivery({ t: now() });
+    const { port } = new URL(server.url);
+    const head = [
+      'POST /webhooks HTTP/1.1',
+      'host: 127.0.0.1',
+      ...Object.entries(d.headers).map(([k, v]) => `${k}: ${v}`),
+      `content-length: ${d.body.length}`,
+      'x-request-id: req-cut-off-01',
+      '',
+      '',
+    ].join('\r\n');
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(head);
+    socket.write(d.body.subarray(0, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the server has the head and 10 bytes
+    socket.destroy();
+    await waitFor(() => log.records().some((r) => r.request_id === 'req-cut-off-01'));
+    expect(log.records().find((r) => r.request_id === 'req-cut-off-01')).toMatchObject({ outcome: 'rejected', reason: 'body_incomplete' });
+    expect(await server.runtime.store.get(d.eventId)).toBeNull();
+
+    const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
+    expect(res.status).toBe(200);
+  });
+
+  it('takes a query string on the ingest path, and echoes the request id', async () => {
+    const { server } = await serveOn(tempDir());
+    const d = signDelivery({ t: now() });
+    const res = await fetch(`${server.url}/webhooks?source=svc`, { method: 'POST', headers: { ...d.headers, 'x-request-id': 'req-query-0001' }, body: d.body });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('req-query-0001');
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ received: true, event_id: d.eventId, duplicate: false });
+    // A trailing slash is another path (as in the Hono app): 404 in the error shape.
+    const other = await fetch(`${server.url}/webhooks/`, { method: 'POST', headers: d.headers, body: d.body });
+    expect(other.status).toBe(404);
+    expect(other.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('batches concurrent deliveries into shared commits and acknowledges each', async () => {
