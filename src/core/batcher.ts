@@ -35,22 +35,36 @@ export function createBatcher<I, O>({
   let waiting: Waiter[] = [];
   let scheduled = false;
   let lazyScheduled = false;
-  let running: Promise<void> = Promise.resolve();
+  // One batch at a time. Items that arrive meanwhile wait and go together in the next batch as
+  // soon as it finishes: the slower a commit, the larger the next one.
+  let inFlight = false;
+  let flushAfter = false;
 
   const flush = () => {
     scheduled = false;
+    if (inFlight) {
+      flushAfter = waiting.length > 0;
+      return;
+    }
     if (waiting.length === 0) return;
     lazyScheduled = false; // a pending lazy flush finds nothing, or only what came later
     const batch = waiting;
     waiting = [];
-    running = running.then(async () => {
+    inFlight = true;
+    void (async () => {
       try {
         const results = await execute(batch.map((w) => w.item));
         batch.forEach((w, i) => w.resolve(results[i]!));
       } catch (error) {
         for (const w of batch) w.reject(error);
+      } finally {
+        inFlight = false;
+        if (flushAfter) {
+          flushAfter = false;
+          flush();
+        }
       }
-    });
+    })();
   };
 
   const lazyFlush = () => {

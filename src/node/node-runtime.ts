@@ -17,6 +17,7 @@ import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -65,7 +66,8 @@ export function createNodeRuntime({
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
   // shares one transaction and one fsync.
-  const baseStore = createSqliteStore(database, { schedule: setImmediate });
+  const walSync = config.databasePath === ':memory:' ? undefined : createWalSync(database.sqlite, config.databasePath);
+  const baseStore = createSqliteStore(database, { schedule: setImmediate, durable: walSync?.sync });
 
   // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
   // It is read once per event-loop turn: requests that arrive together share the check (each
@@ -167,6 +169,7 @@ export function createNodeRuntime({
         await dispatcher.stop(graceMs);
         await checkpointer?.stop();
         database.close();
+        walSync?.close();
       })();
       return closed;
     },

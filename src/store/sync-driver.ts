@@ -35,6 +35,13 @@ export interface SyncDriverOptions {
    * outcome lost in a crash only means the delivery is dispatched again after its lease.
    */
   outcomeDelayMs?: number;
+  /**
+   * Makes a committed batch durable before any of its writes is answered. Node's server runs
+   * its connection with `synchronous=NORMAL` and passes an fdatasync of the WAL on the thread
+   * pool: the event loop parses the next requests while the disk syncs, instead of blocking in
+   * SQLite's own fsync (`synchronous=FULL`, the default when this is not given).
+   */
+  durable?: () => Promise<void>;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -43,7 +50,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * The better-sqlite3 driver: the hot statements prepared once; writes group-committed. A write
  * that fails rejects alone: the batch is then run again one write per transaction.
  */
-export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10 }: SyncDriverOptions = {}): StoreDriver {
+export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10, durable }: SyncDriverOptions = {}): StoreDriver {
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
@@ -88,7 +95,11 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   };
   const submit = schedule
     ? createBatcher<() => unknown, Settled>({
-        execute: async (ops) => execute(ops),
+        execute: async (ops) => {
+          const settled = execute(ops);
+          await durable?.();
+          return settled;
+        },
         schedule,
         lazySchedule: (flush) => void setTimeout(flush, outcomeDelayMs),
       })

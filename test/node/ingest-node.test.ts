@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { unlinkSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { openDatabase } from '../../src/node/open-database.js';
@@ -48,6 +49,27 @@ describe('Node ingest: failure paths', () => {
     expect(await retry.json()).toEqual({ received: true, event_id: d.eventId, duplicate: false });
     other.close();
     target.close();
+  });
+
+  it('syncs the WAL itself (synchronous=NORMAL on the server connection), and answers 503 when it cannot', async () => {
+    const dir = tempDir();
+    const target = openNodeTarget(dir, { secrets: [TEST_SECRET] });
+    target.setNow(FIXED_NOW_MS);
+    expect(target.runtime.database.sqlite.pragma('synchronous', { simple: true })).toBe(1); // NORMAL + fdatasync per commit
+    const ok = signDelivery();
+    expect((await target.fetch(toRequest(ok))).status).toBe(200);
+    await target.close();
+
+    // A WAL that cannot be synced (here: unlinked before the first commit): no acknowledgement.
+    const broken = openNodeTarget(tempDir(), { secrets: [TEST_SECRET] });
+    broken.setNow(FIXED_NOW_MS);
+    unlinkSync(`${broken.databasePath}-wal`);
+    const d = signDelivery();
+    const res = await broken.fetch(toRequest(d));
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await res.json()).toMatchObject({ error: { code: 'unavailable' } });
+    await broken.close();
   });
 
   it('logs one line per delivery with request id, event id, type, outcome, reason and latency; never a secret, signature or unauthenticated body', async () => {

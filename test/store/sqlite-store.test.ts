@@ -4,6 +4,7 @@ import { createSqliteStore, openSqliteStore } from '../../src/node/sqlite-store.
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { describeStoreContract, newDelivery } from './store-contract.js';
 import { statSync } from 'node:fs';
+import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
 
@@ -23,6 +24,35 @@ describe('better-sqlite3 group commit', () => {
     expect((await store.get(good[0]!.eventId))?.eventId).toBe(good[0]!.eventId);
     expect((await store.get(good[1]!.eventId))?.eventId).toBe(good[1]!.eventId);
     expect(await store.get(bad.eventId)).toBeNull();
+    database.close();
+  });
+});
+
+describe('better-sqlite3 durable hook', () => {
+  it('answers a claim only after the batch is made durable, and not at all if that fails', async () => {
+    const database = openDatabase(dbIn(tempDir()));
+    let release!: () => void;
+    let syncs = 0;
+    let failNext = false;
+    const store = createSqliteStore(database, {
+      schedule: setImmediate,
+      durable: () => {
+        syncs++;
+        if (failNext) return Promise.reject(new Error('EIO'));
+        return new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    const d = newDelivery();
+    let answered = false;
+    const claim = store.claim([d]).then((r) => ((answered = true), r));
+    await waitFor(() => syncs === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered).toBe(false); // committed, not yet synced: no answer
+    release();
+    expect(await claim).toEqual([{ outcome: 'new' }]);
+
+    failNext = true;
+    await expect(store.claim([newDelivery()])).rejects.toThrow('EIO');
     database.close();
   });
 });
