@@ -25,8 +25,13 @@ export interface DispatcherOptions {
   handlerTimeoutMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** Deliveries dispatched at once (default 16). */
+  /** Deliveries whose handlers run at once (default 16). */
   concurrency?: number;
+  /**
+   * Hand-offs that may wait in memory for a free slot, already leased by their insert (default
+   * 8 × concurrency). Beyond it a new delivery is stored unleased and drained by a lease statement.
+   */
+  handOffQueue?: number;
   random?: () => number;
   observer?: DispatchObserver;
   /** How completion writes are deferred to share a transaction (Node: setImmediate). */
@@ -67,6 +72,7 @@ export function createDispatcher({
   retryBaseMs = 2_000,
   retryMaxMs = 15 * 60_000,
   concurrency = 16,
+  handOffQueue = concurrency * 8,
   random = Math.random,
   observer = {},
   schedule,
@@ -83,30 +89,56 @@ export function createDispatcher({
   });
 
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
+  /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
+  /** Dispatches whose handlers are running: what `concurrency` bounds. */
+  let running = 0;
+  /** Hand-offs adopted while every slot was busy, in arrival order, with their lease's end. */
+  const waiting: Array<{ delivery: Delivery; payload: unknown; until: number }> = [];
   let reserved = 0;
   /** A drain stopped at capacity: deliveries may be waiting for a free slot. */
   let backlog = false;
   let stopped = false;
 
   function track(delivery: Delivery, ledger: HandlerRun[], payload?: unknown) {
-    const p: Promise<void> = dispatchOne(delivery, ledger, payload)
+    running++;
+    let freed = false;
+    // The slot frees when the handlers are done; the outcome write that follows needs none.
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      running--;
+      pump();
+    };
+    const p: Promise<void> = dispatchOne(delivery, ledger, payload, free)
       .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
       .finally(() => {
+        free();
         inflight.delete(p);
-        if (backlog) {
-          backlog = false;
-          void wake();
-        }
       });
     inflight.add(p);
+  }
+
+  /** Fills free slots: hand-offs waiting in memory first, then (backlog) a drain of the store. */
+  function pump() {
+    while (!stopped && running < concurrency && waiting.length > 0) {
+      const next = waiting.shift()!;
+      // Its lease must cover the longest handler run from now; one that waited too long is left
+      // to expire and is leased again like any due delivery.
+      if (next.until - clock() < longestTimeout) continue;
+      track(next.delivery, [], next.payload);
+    }
+    if (backlog && running < concurrency) {
+      backlog = false;
+      void wake();
+    }
   }
 
   /** Leases and starts due deliveries until none is left; resolves with how many it started. */
   async function drain(): Promise<number> {
     let started = 0;
     while (!stopped) {
-      const free = concurrency - inflight.size - reserved;
+      const free = concurrency - running - waiting.length - reserved;
       if (free <= 0) {
         backlog = true; // the next dispatch to finish drains again
         return started;
@@ -132,16 +164,18 @@ export function createDispatcher({
     return started;
   }
 
-  async function dispatchOne(delivery: Delivery, ledger: HandlerRun[], parsed?: unknown): Promise<void> {
+  async function dispatchOne(delivery: Delivery, ledger: HandlerRun[], parsed: unknown, free: () => void): Promise<void> {
     const now = () => clock();
     const handlers = router.handlersFor(delivery.eventType);
     const base = { eventId: delivery.eventId, owner, nextAttemptAt: null, runs: [] as HandlerRun[] };
     if (handlers.length === 0) {
+      free();
       await finish({ ...base, status: 'ignored', attempts: delivery.attempts, lastError: 'no handler for this event type', now: now() }, delivery);
       return;
     }
     const body = parsed !== undefined ? { ok: true as const, payload: parsed } : parseDeliveryBody(delivery.body);
     if (!body.ok) {
+      free();
       await finish({ ...base, status: 'dead', attempts: delivery.attempts, lastError: body.error, now: now() }, delivery);
       return;
     }
@@ -151,6 +185,7 @@ export function createDispatcher({
     const results = await Promise.all(
       pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
     );
+    free();
 
     const failures = results.filter((r) => !r.ok);
     // The ledger matters once an attempt has failed. A delivery processed at its first attempt
@@ -222,14 +257,16 @@ export function createDispatcher({
   return {
     owner,
     reserve() {
-      if (stopped || inflight.size + reserved >= concurrency) return null;
+      if (stopped || running + waiting.length + reserved >= concurrency + handOffQueue) return null;
       reserved++;
       return { owner, until: clock() + leaseMs };
     },
-    adopt(_grant, d) {
+    adopt(grant, d) {
       reserved--;
       if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
-      track(storedDelivery(d), [], d.payload); // a new event has no ledger yet; ingest parsed its body
+      // A new event has no ledger yet; ingest parsed its body.
+      waiting.push({ delivery: storedDelivery(d), payload: d.payload, until: grant.until });
+      pump();
     },
     release() {
       reserved--;
@@ -250,6 +287,7 @@ export function createDispatcher({
     },
     async stop(graceMs = 10_000) {
       stopped = true;
+      waiting.length = 0; // adopted, not started: their leases are given back below
       await draining;
       const all = Promise.all(inflight);
       let timer: ReturnType<typeof setTimeout> | undefined;

@@ -10,12 +10,12 @@ import { newDelivery } from '../store/store-contract.js';
 
 const tempDir = useTempDir();
 
-function setup(concurrency: number, handler = defineHandler('pod.created', { name: 'h' }, () => {})) {
+function setup(concurrency: number, handler = defineHandler('pod.created', { name: 'h' }, () => {}), extra: { handOffQueue?: number } = {}) {
   const { store, close } = openSqliteStore(dbIn(tempDir()));
   const leases: number[] = [];
   // Count lease statements: the hand-off must not need one.
   const counted = { ...store, leaseDue: async (o: Parameters<typeof store.leaseDue>[0]) => (leases.push(o.limit), store.leaseDue(o)) };
-  const dispatcher = createDispatcher({ store: counted, router: createRouter([handler]), logger: silentLogger, concurrency });
+  const dispatcher = createDispatcher({ store: counted, router: createRouter([handler]), logger: silentLogger, concurrency, ...extra });
   const claim = withHandOff(async (d) => (await store.claim([d]))[0]!, dispatcher);
   return { store, dispatcher, claim, leases, close };
 }
@@ -32,10 +32,10 @@ describe('ingest hand-off', () => {
     t.close();
   });
 
-  it('gives the slot back for a duplicate, and stores unleased at capacity, then drains it', async () => {
+  it('gives the slot back for a duplicate, and stores unleased beyond its capacity, then drains it', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const t = setup(1, defineHandler('pod.created', { name: 'slow' }, () => gate));
+    const t = setup(1, defineHandler('pod.created', { name: 'slow' }, () => gate), { handOffQueue: 0 });
     const first = newDelivery({ receivedAt: Date.now() });
     await t.claim(first);
     expect(await t.claim({ ...first })).toMatchObject({ outcome: 'duplicate' });
@@ -48,6 +48,56 @@ describe('ingest hand-off', () => {
     await waitFor(async () => (await t.store.get(second.eventId))?.status === 'processed');
     expect(t.leases.length).toBeGreaterThan(0); // the second came through a lease statement
     t.close();
+  });
+
+  it('keeps hand-offs that find every slot busy in memory, leased by their insert, and runs them in order', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    const t = setup(1, defineHandler('pod.created', { name: 'slow' }, async (e) => {
+      order.push(e.id);
+      await gate;
+    }), { handOffQueue: 2 });
+    const ds = Array.from({ length: 4 }, () => newDelivery({ receivedAt: Date.now() }));
+    for (const d of ds) expect(await t.claim(d)).toEqual({ outcome: 'new' });
+    await new Promise((r) => setTimeout(r, 20));
+    // One running, two waiting in memory (leased: nobody else may take them), the fourth beyond
+    // the queue stored unleased for a lease statement.
+    expect((await t.store.leaseDue({ owner: 'probe', now: Date.now(), leaseMs: 1, limit: 10 })).map((x) => x.eventId)).toEqual([ds[3]!.eventId]);
+    await t.store.releaseLeases('probe');
+    release();
+    await t.dispatcher.runUntilIdle();
+    expect(order.slice(0, 3)).toEqual(ds.slice(0, 3).map((d) => d.eventId));
+    expect(await t.store.queueStats()).toEqual({ queued: 0, failed: 0, dead: 0 });
+    t.close();
+  });
+
+  it('does not start a waiting hand-off whose lease no longer covers a handler run; it is leased again once that lease ends', async () => {
+    let now = Date.now();
+    const { store, close } = openSqliteStore(dbIn(tempDir()));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const ran: string[] = [];
+    const handler = defineHandler('pod.created', { name: 'slow', timeoutMs: 1000 }, async (e) => {
+      ran.push(e.id);
+      if (ran.length === 1) await gate;
+    });
+    const dispatcher = createDispatcher({ store, router: createRouter([handler]), logger: silentLogger, concurrency: 1, handlerTimeoutMs: 1000, clock: () => now });
+    const claim = withHandOff(async (d) => (await store.claim([d]))[0]!, dispatcher);
+    const [first, late] = [newDelivery({ receivedAt: now }), newDelivery({ receivedAt: now })];
+    await claim(first);
+    await claim(late);
+    await new Promise((r) => setTimeout(r, 20));
+    now += 5_500; // lease = 1 s handler limit + 5 s: only 0.5 s of it is left
+    release();
+    await dispatcher.runUntilIdle();
+    expect(ran).toEqual([first.eventId]);
+    expect((await store.get(late.eventId))?.status).toBe('queued');
+    now += 1_000; // the lease has ended: a drain takes it like any due delivery
+    await dispatcher.runUntilIdle();
+    expect(ran).toEqual([first.eventId, late.eventId]);
+    expect((await store.get(late.eventId))?.status).toBe('processed');
+    close();
   });
 
   it('brings a burst larger than its capacity to processed with no poll timer, and runUntilIdle returns', async () => {
