@@ -9,6 +9,8 @@ export interface CheckpointerOptions {
 }
 
 export interface Checkpointer {
+  /** WAL frames written but not yet copied into the database, as of the last checkpoint. */
+  framesBehind(): number;
   stop(): Promise<void>;
 }
 
@@ -19,7 +21,10 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.path, { timeout: 1000 });
 db.pragma('synchronous = FULL');
 const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (error) { parentPort.postMessage({ error: String(error) }); }
+  try {
+    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ behind: Math.max(0, r.log - r.checkpointed) });
+  } catch (error) { parentPort.postMessage({ error: String(error) }); }
 }, workerData.intervalMs);
 parentPort.on('message', (m) => {
   if (m === 'stop') { clearInterval(timer); try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} db.close(); parentPort.close(); }
@@ -38,7 +43,12 @@ export function startCheckpointer({ path, intervalMs = 250 }: CheckpointerOption
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, intervalMs, driver } });
   worker.unref();
+  let behind = 0;
+  worker.on('message', (m: { behind?: number }) => {
+    if (typeof m.behind === 'number') behind = m.behind;
+  });
   return {
+    framesBehind: () => behind,
     stop: () =>
       new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());

@@ -17,7 +17,7 @@ export interface NodeListenerOptions {
 /**
  * The `node:http` request listener. `POST <webhookPath>` goes straight to the ingest handler
  * over Node's own request and response: no Web `Request`, `Headers` or `Response` is built for
- * the hot route (measured: bench/README.md). Everything else, and anything unusual about an
+ * the hot route (measured: README, Performance). Everything else, and anything unusual about an
  * ingest request (an absolute URL, a trailing slash), goes through the Hono app, which mounts
  * the same handler, so both paths answer alike.
  */

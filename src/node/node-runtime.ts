@@ -48,6 +48,8 @@ export interface NodeRuntime {
   close(graceMs?: number): Promise<void>;
 }
 
+/** 16 MB of 4 KiB pages. */
+const PRUNE_MAX_WAL_BEHIND_FRAMES = 4096;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
@@ -128,12 +130,24 @@ export function createNodeRuntime({
     readiness: createReadiness({ store, secrets }),
   });
 
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /**
+   * Between prune chunks: a few ms, then, while the checkpointer is more than 16 MB of WAL
+   * behind, wait for it (up to 2 s a chunk). A prune writes pages faster than a checkpoint
+   * copies them; unchecked, the WAL reaches the 64 MB backstop and a checkpoint runs inside an
+   * ingest commit (hundreds of ms).
+   */
+  async function pruneChunkPause(): Promise<void> {
+    await sleep(2);
+    for (let waited = 0; waited < 2000 && (checkpointer?.framesBehind() ?? 0) > PRUNE_MAX_WAL_BEHIND_FRAMES; waited += 25) await sleep(25);
+  }
+
   async function prune(): Promise<number> {
     const before = clock() - config.retentionDays * 86_400_000;
     const started = performance.now();
     // Small transactions, and a turn of the event loop between them, so ingest never stalls.
     // A few ms between chunks: deliveries that arrived meanwhile commit without a prune chunk.
-    const total = await pruneExpired({ store, before, pause: () => new Promise((r) => setTimeout(r, 2)) });
+    const total = await pruneExpired({ store, before, pause: pruneChunkPause });
     if (total > 0) {
       logger.info({ removed: total, retention_days: config.retentionDays, duration_ms: Math.round(performance.now() - started) }, 'pruned old deliveries');
     }

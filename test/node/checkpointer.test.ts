@@ -32,4 +32,24 @@ describe('checkpointer', () => {
     expect((sqlite.prepare('select count(*) c from t').get() as { c: number }).c).toBe(2510);
     close();
   });
+
+  it('reports how far it is behind the WAL (the prune waits on it)', async () => {
+    const path = dbIn(tempDir());
+    const { sqlite, close } = openDatabase(path);
+    sqlite.pragma('wal_autocheckpoint = 0');
+    sqlite.exec('create table t (b blob)');
+    const insert = sqlite.prepare('insert into t (b) values (?)');
+    // A reader holding an old snapshot stops the checkpoint part-way: frames stay behind.
+    const reader = openDatabase(path, { migrate: false });
+    reader.sqlite.exec('begin');
+    reader.sqlite.prepare('select count(*) from t').get();
+    sqlite.transaction(() => { for (let i = 0; i < 500; i++) insert.run(Buffer.alloc(4096)); })();
+    const checkpointer = startCheckpointer({ path, intervalMs: 20 });
+    await waitFor(() => checkpointer.framesBehind() > 400, 5000, 'frames reported behind');
+    reader.sqlite.exec('commit');
+    await waitFor(() => checkpointer.framesBehind() === 0, 5000, 'the checkpoint caught up');
+    await checkpointer.stop();
+    reader.close();
+    close();
+  });
 });
