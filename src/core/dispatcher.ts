@@ -138,15 +138,15 @@ export function createDispatcher({
   async function drain(): Promise<number> {
     let started = 0;
     while (!stopped) {
-      const free = concurrency - running - waiting.length - reserved;
-      if (free <= 0) {
+      const slots = concurrency - running - waiting.length - reserved;
+      if (slots <= 0) {
         backlog = true; // the next dispatch to finish drains again
         return started;
       }
       let leased: Delivery[];
       let ledger: HandlerRun[];
       try {
-        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: free });
+        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: slots });
         if (leased.length === 0) return started;
         // Ledger rows exist only once an attempt has failed: new deliveries need no read.
         const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);

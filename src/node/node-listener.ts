@@ -3,14 +3,14 @@ import { getRequestListener } from '@hono/node-server';
 import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
 import type { HeaderSource } from '../core/receive-delivery.js';
 import { checkDeclaredLength } from '../http/read-body.js';
-import type { IngestRequest, JsonAnswer } from '../http/ingest.js';
+import type { IngestHandler, JsonAnswer } from '../http/ingest.js';
 import { REQUEST_ID_HEADER, resolveRequestId } from '../http/request-id.js';
 
 export interface NodeListenerOptions {
   /** The Hono app's fetch: every route but ingest. */
   fetch: (request: Request) => Response | Promise<Response>;
   /** The same ingest handler the app mounts on `POST webhookPath`. */
-  ingest: (request: IngestRequest) => Promise<JsonAnswer>;
+  ingest: IngestHandler;
   webhookPath: string;
 }
 
@@ -38,10 +38,14 @@ export function createNodeListener({ fetch, ingest, webhookPath }: NodeListenerO
   };
 }
 
+/** One header as `Headers.get` gives it: repeated values joined with ", ". */
+function joined(value: string | string[]): string {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 function headerValue(req: IncomingMessage, name: string): string | null {
   const value = req.headers[name];
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(', ') : value;
+  return value === undefined ? null : joined(value);
 }
 
 /** `Headers`-like access over Node's parsed headers (names already lower-case). */
@@ -51,7 +55,7 @@ function nodeHeaders(req: IncomingMessage): HeaderSource {
     forEach(callback) {
       for (const name in req.headers) {
         const value = req.headers[name];
-        if (value !== undefined) callback(Array.isArray(value) ? value.join(', ') : value, name);
+        if (value !== undefined) callback(joined(value), name);
       }
     },
   };

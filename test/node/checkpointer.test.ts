@@ -7,14 +7,20 @@ import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
 
+/** A database whose own connection never checkpoints, and a writer of 4 KiB rows (one page each) in one transaction. */
+function openWalOnly() {
+  const path = dbIn(tempDir());
+  const { sqlite, close } = openDatabase(path);
+  sqlite.pragma('wal_autocheckpoint = 0');
+  sqlite.exec('create table t (b blob)');
+  const insert = sqlite.prepare('insert into t (b) values (?)');
+  const write = (n: number) => sqlite.transaction(() => { for (let i = 0; i < n; i++) insert.run(Buffer.alloc(4096)); })();
+  return { path, sqlite, write, close };
+}
+
 describe('checkpointer', () => {
   it('checkpoints from its own thread, so the WAL is rewound while auto-checkpoint is off', async () => {
-    const path = dbIn(tempDir());
-    const { sqlite, close } = openDatabase(path);
-    sqlite.pragma('wal_autocheckpoint = 0');
-    sqlite.exec('create table t (b blob)');
-    const insert = sqlite.prepare('insert into t (b) values (?)');
-    const write = (n: number) => sqlite.transaction(() => { for (let i = 0; i < n; i++) insert.run(Buffer.alloc(4096)); })();
+    const { path, sqlite, write, close } = openWalOnly();
     write(2000); // about 8 MB of WAL, never checkpointed by this connection
     const walBefore = statSync(`${path}-wal`).size;
     expect(walBefore).toBeGreaterThan(8_000_000);
@@ -34,16 +40,12 @@ describe('checkpointer', () => {
   });
 
   it('reports how far it is behind the WAL (the prune waits on it)', async () => {
-    const path = dbIn(tempDir());
-    const { sqlite, close } = openDatabase(path);
-    sqlite.pragma('wal_autocheckpoint = 0');
-    sqlite.exec('create table t (b blob)');
-    const insert = sqlite.prepare('insert into t (b) values (?)');
+    const { path, write, close } = openWalOnly();
     // A reader holding an old snapshot stops the checkpoint part-way: frames stay behind.
     const reader = openDatabase(path, { migrate: false });
     reader.sqlite.exec('begin');
     reader.sqlite.prepare('select count(*) from t').get();
-    sqlite.transaction(() => { for (let i = 0; i < 500; i++) insert.run(Buffer.alloc(4096)); })();
+    write(500);
     const checkpointer = startCheckpointer({ path, intervalMs: 20 });
     await waitFor(() => checkpointer.framesBehind() > 400, 5000, 'frames reported behind');
     reader.sqlite.exec('commit');
