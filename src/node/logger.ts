@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type LevelWithSilent } from 'pino';
 import type { Logger } from '../core/logger.js';
+import { redactFields } from '../core/redact.js';
 
 export interface NodeLoggerOptions {
   level?: LevelWithSilent;
@@ -11,39 +12,75 @@ export interface NodeLoggerOptions {
 
 /**
  * pino, JSON lines on stdout. Redaction is a second line of defence: the code never passes a
- * secret, a signature or an unauthenticated body to the logger in the first place.
+ * secret, a signature or an unauthenticated body to the logger in the first place. It is the
+ * core's `redactFields` (the Worker's logger applies the same rule), not pino's `redact`: with
+ * wildcard paths, pino's redaction re-parses every path for every field of every line and
+ * allocated about 8 KB per line, most of podhook's garbage under load (README, Performance).
  */
 export function createNodeLogger({ level = 'info', pretty = false, destination }: NodeLoggerOptions = {}): Logger {
   const options = {
     level,
     base: { service: 'podhook' },
-    redact: {
-      paths: ['secret', '*.secret', 'secrets', 'signature', '*.signature', 'headers["x-svc-signature"]', 'apiKey', '*.apiKey'],
-      censor: '[redacted]',
-    },
+    formatters: { log: redactFields, bindings: redactFields },
   };
-  if (pretty && !destination) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 2 } } }) as unknown as Logger;
-  }
-  return pino(options, destination ?? bufferedStdout()) as unknown as Logger;
+  const logger =
+    pretty && !destination
+      ? pino({ ...options, transport: { target: 'pino-pretty', options: { destination: 2 } } })
+      : pino(options, destination ?? bufferedStdout());
+  return redactChildBindings(logger) as unknown as Logger;
+}
+
+/**
+ * pino applies `formatters.bindings` to the root's bindings only; a child's bindings go through
+ * the same rule here. Children inherit this `child` from the root, so it holds at any depth.
+ */
+function redactChildBindings(logger: pino.Logger): pino.Logger {
+  const pinoChild = logger.child;
+  logger.child = function child(this: pino.Logger, bindings, options) {
+    return pinoChild.call(this, redactFields(bindings), options);
+  } as typeof pinoChild;
+  return logger;
 }
 
 /** How long a log line may wait in the buffer (the buffer is written at 4 KiB or this, whichever comes first). */
 export const LOG_FLUSH_MS = 100;
+const CHUNK_CHARS = 4096;
 
 /**
- * stdout, written asynchronously in chunks of up to 4 KiB: under load, one write() per dozen
- * lines instead of one per line (a delivery logs three). A timer writes whatever is buffered
- * every LOG_FLUSH_MS, and pino writes the rest synchronously when the process exits.
+ * stdout, written asynchronously in chunks of about 4 KiB: under load, one write() per dozen
+ * lines instead of one per line (a delivery logs three). Lines wait in an array that is joined
+ * once per chunk; sonic-boom's own `minLength` buffer measures the byte length of its whole
+ * pending string on every line, which flattens it each time (about 6 KB of garbage per line
+ * under load). sonic-boom still does the writing: partial writes, EAGAIN, a closed pipe. A timer
+ * writes whatever waits every LOG_FLUSH_MS; at exit the rest is written synchronously.
  */
-function bufferedStdout() {
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => {
+function bufferedStdout(): DestinationStream {
+  const stream = pino.destination({ dest: 1, sync: false });
+  const lines: string[] = [];
+  let chars = 0;
+  const flush = () => {
+    if (lines.length === 0) return;
+    const chunk = lines.join('');
+    lines.length = 0;
+    chars = 0;
+    stream.write(chunk);
+  };
+  const flushQuietly = (sync: boolean) => {
     try {
-      stream.flush();
+      flush();
+      if (sync) stream.flushSync();
     } catch {
       // stdout closed: nothing left to do
     }
-  }, LOG_FLUSH_MS).unref();
-  return stream;
+  };
+  setInterval(() => flushQuietly(false), LOG_FLUSH_MS).unref();
+  // Before pino's own exit hook, which writes what sonic-boom holds.
+  process.prependListener('exit', () => flushQuietly(true));
+  return {
+    write(line: string) {
+      lines.push(line);
+      chars += line.length;
+      if (chars >= CHUNK_CHARS) flush();
+    },
+  };
 }

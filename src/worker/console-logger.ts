@@ -1,11 +1,9 @@
 import type { Logger } from '../core/logger.js';
+import { REDACTED, REDACTED_KEYS } from '../core/redact.js';
 
 /** pino's level names and numbers, so Worker and Node log lines read the same. */
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity } as const;
 export type ConsoleLogLevel = keyof typeof LEVELS;
-
-/** Keys whose values are never printed (a second line of defence, as pino's `redact` on Node). */
-const REDACTED = new Set(['secret', 'secrets', 'signature', 'apiKey', 'x-svc-signature']);
 
 /** The console methods used: the Workers runtime files each line under its method's level. */
 export type ConsoleSink = Pick<Console, 'debug' | 'log' | 'warn' | 'error'>;
@@ -19,7 +17,7 @@ export interface ConsoleLoggerOptions {
 }
 
 function replacer(key: string, value: unknown): unknown {
-  if (REDACTED.has(key)) return '[redacted]';
+  if (REDACTED_KEYS.has(key)) return REDACTED; // the core's rule, as on Node
   if (value instanceof Error) return { type: value.name, message: value.message };
   if (typeof value === 'bigint') return value.toString();
   return value;

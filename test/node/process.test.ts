@@ -41,12 +41,22 @@ describe('podhook serve as a process', () => {
     close();
   });
 
-  it('stops gracefully on SIGTERM with exit code 0', async () => {
+  it('stops gracefully on SIGTERM with exit code 0, every log line written', async () => {
     const server = await spawnServer({ DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const d = signDelivery({ t: nowS() });
+      expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body })).status).toBe(200);
+      ids.push(d.eventId);
+    }
+    // At once: the lines are still in the logger's buffer, which the exit must write.
     server.child.kill('SIGTERM');
     const [code] = await once(server.child, 'exit');
     expect(code).toBe(0);
-    expect(server.output()).toContain('"msg":"stopped"');
+    const lines = server.output().split('\n').filter((l) => l.startsWith('{'));
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; event_id?: string });
+    expect(logged.filter((l) => l.msg === 'delivery').map((l) => l.event_id)).toEqual(ids);
+    expect(logged.at(-1)?.msg).toBe('stopped');
   });
 
   it.each([
