@@ -36,7 +36,8 @@ export interface SyncDriverOptions {
    */
   outcomeDelayMs?: number;
   /**
-   * Makes a committed batch durable before any of its writes is answered. Node's server runs
+   * Makes a committed batch durable before any of its writes is answered; a batch of leases
+   * and outcomes only, which a crash may lose, does not wait for it. Node's server runs
    * its connection with `synchronous=NORMAL` and passes an fdatasync of the WAL on the thread
    * pool: the event loop parses the next requests while the disk syncs, instead of blocking in
    * SQLite's own fsync (`synchronous=FULL`, the default when this is not given).
@@ -50,7 +51,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * The better-sqlite3 driver: the hot statements prepared once; writes group-committed. A write
  * that fails rejects alone: the batch is then run again one write per transaction.
  */
-export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10, durable }: SyncDriverOptions = {}): StoreDriver {
+export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10, durable: makeDurable }: SyncDriverOptions = {}): StoreDriver {
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
@@ -93,19 +94,27 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
       });
     }
   };
+  type Write = { op: () => unknown; durable: boolean };
   const submit = schedule
-    ? createBatcher<() => unknown, Settled>({
-        execute: async (ops) => {
-          const settled = execute(ops);
-          await durable?.();
+    ? createBatcher<Write, Settled>({
+        execute: async (writes) => {
+          const settled = execute(writes.map((w) => w.op));
+          // Only a batch holding a write that must survive a crash waits for the sync (which
+          // then covers every earlier commit too).
+          if (makeDurable && writes.some((w) => w.durable)) await makeDurable();
           return settled;
         },
         schedule,
         lazySchedule: (flush) => void setTimeout(flush, outcomeDelayMs),
       })
-    : async (op: () => unknown) => execute([op])[0]!;
-  const write = async <T>(op: () => T, options?: { lazy: boolean }): Promise<T> => {
-    const settled = await submit(op, options);
+    : async (w: Write) => execute([w.op])[0]!;
+  /**
+   * `durable: false` for writes a crash may lose: a lease (it dies with the process that took
+   * it) and a dispatch outcome (the delivery is dispatched again once its lease runs out).
+   * `lazy`: may wait `outcomeDelayMs` to share a later commit.
+   */
+  const write = async <T>(op: () => T, { lazy = false, durable = true } = {}): Promise<T> => {
+    const settled = await submit({ op, durable }, { lazy });
     if (!settled.ok) throw settled.error;
     return settled.value as T;
   };
@@ -119,9 +128,9 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
           return toClaimResult(inserted, inserted.length > 0 ? [] : (bumpStmt.all(values as never) as { deliveryCount: number }[]));
         }),
       ),
-    leaseDue: (params) => write(() => leaseStmt.all(params as never) as DeliveryRow[]),
+    leaseDue: (params) => write(() => leaseStmt.all(params as never) as DeliveryRow[], { durable: false }),
     // Outcomes need no commit of their own: they join the next ingest commit (one fsync for
-    // both), or commit after `outcomeDelayMs` when no delivery arrives.
+    // both), or commit after `outcomeDelayMs` when no delivery arrives, without a sync.
     completeDispatch: (outcomes) =>
       write(
         () => {
@@ -131,7 +140,7 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
             outcome(params);
           }
         },
-        { lazy: true },
+        { lazy: true, durable: false },
       ),
     atomic: (queries) => write(() => queries.map((q) => q.all() as unknown[])),
   };

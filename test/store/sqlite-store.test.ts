@@ -55,6 +55,27 @@ describe('better-sqlite3 durable hook', () => {
     await expect(store.claim([newDelivery()])).rejects.toThrow('EIO');
     database.close();
   });
+
+  it('commits a lease or a dispatch outcome without waiting for a sync (a crash may lose them)', async () => {
+    const database = openDatabase(dbIn(tempDir()));
+    let syncs = 0;
+    const store = createSqliteStore(database, {
+      schedule: setImmediate,
+      durable: () => {
+        syncs++;
+        return Promise.resolve();
+      },
+    });
+    const d = newDelivery();
+    await store.claim([d]);
+    expect(syncs).toBe(1);
+    const [leased] = await store.leaseDue({ owner: 'w1', now: Date.now(), leaseMs: 60_000, limit: 10 });
+    expect(leased?.eventId).toBe(d.eventId);
+    await store.completeDispatch([{ eventId: d.eventId, owner: 'w1', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, runs: [], now: Date.now() }]);
+    expect((await store.get(d.eventId))?.status).toBe('processed');
+    expect(syncs).toBe(1);
+    database.close();
+  });
 });
 
 describe('better-sqlite3 database file', () => {
