@@ -173,7 +173,7 @@ export function createNodeRuntime({
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
       if (config.databasePath !== ':memory:') {
         // Checkpoints move to a worker thread; the ingest connection keeps a 64 MB backstop.
-        checkpointer = startCheckpointer({ path: config.databasePath });
+        checkpointer = startCheckpointer({ path: config.databasePath, writer: database.sqlite });
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },

@@ -39,6 +39,30 @@ describe('checkpointer', () => {
     close();
   });
 
+  it('rewinds a WAL that steady commits would otherwise grow without end', async () => {
+    /** Commits one row every millisecond for 1.6 s; returns the WAL's largest size meanwhile. */
+    async function steadyWrites(withWriter: boolean): Promise<number> {
+      const { path, sqlite, write, close } = openWalOnly();
+      const checkpointer = startCheckpointer({ path, writer: withWriter ? sqlite : undefined, rewindAtFrames: 200 });
+      let largest = 0;
+      const timer = setInterval(() => {
+        write(1);
+        largest = Math.max(largest, statSync(`${path}-wal`).size);
+      }, 1);
+      await new Promise((r) => setTimeout(r, 1600));
+      clearInterval(timer);
+      await checkpointer.stop();
+      close();
+      return largest;
+    }
+    // Without the writer's own catch-up checkpoint, a commit always lands during a pass: the WAL
+    // is never found fully copied when a transaction begins, and SQLite never rewinds it.
+    const unbounded = await steadyWrites(false);
+    expect(unbounded).toBeGreaterThan(6_000_000); // measured: ~18 MB
+    // With it, the WAL is rewound once past 200 frames: it holds what one 250 ms pass leaves.
+    expect(await steadyWrites(true)).toBeLessThan(unbounded / 2.5); // measured: ~3.4 MB
+  });
+
   it('reports how far it is behind the WAL (the prune waits on it)', async () => {
     const { path, write, close } = openWalOnly();
     // A reader holding an old snapshot stops the checkpoint part-way: frames stay behind.
