@@ -50,6 +50,10 @@ export interface NodeRuntime {
 
 /** 16 MB of 4 KiB pages. */
 const PRUNE_MAX_WAL_BEHIND_FRAMES = 4096;
+/** The pause between prune chunks: deliveries that arrived meanwhile commit without a chunk. */
+const PRUNE_GAP_MS = 2;
+/** How long the prune runs before it waits for a checkpoint pass. */
+const PRUNE_BURST_MS = 50;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
@@ -131,23 +135,29 @@ export function createNodeRuntime({
   });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  /**
-   * Between prune chunks: a few ms, then, while the checkpointer is more than 16 MB of WAL
-   * behind, wait for it (up to 2 s a chunk). A prune writes pages faster than a checkpoint
-   * copies them; unchecked, the WAL reaches the 64 MB backstop and a checkpoint runs inside an
-   * ingest commit (hundreds of ms).
-   */
-  async function pruneChunkPause(): Promise<void> {
-    await sleep(2);
-    for (let waited = 0; waited < 2000 && (checkpointer?.framesBehind() ?? 0) > PRUNE_MAX_WAL_BEHIND_FRAMES; waited += 25) await sleep(25);
-  }
 
   async function prune(): Promise<number> {
     const before = clock() - config.retentionDays * 86_400_000;
     const started = performance.now();
-    // Small transactions, and a turn of the event loop between them, so ingest never stalls.
-    // A few ms between chunks: deliveries that arrived meanwhile commit without a prune chunk.
-    const total = await pruneExpired({ store, before, pause: pruneChunkPause });
+    let burst = started;
+    /**
+     * Between prune chunks (small transactions that share group commits with deliveries): a few
+     * ms, so deliveries that arrived meanwhile commit without a chunk. After each 50 ms of
+     * pruning, a checkpoint pass runs while the prune waits: a prune writes WAL pages faster than
+     * a concurrent pass copies them, which made passes, and the writer's catch-up checkpoint
+     * before a rewind, long enough to stall ingest (measured in the README). While a reader
+     * holds the checkpoint back (16 MB behind), it waits too, up to 2 s a chunk.
+     */
+    const pause = async () => {
+      await sleep(PRUNE_GAP_MS);
+      if (!checkpointer) return;
+      if (performance.now() - burst >= PRUNE_BURST_MS) {
+        await Promise.race([checkpointer.passNow(), new Promise((r) => setTimeout(r, 2000).unref())]);
+        burst = performance.now();
+      }
+      for (let waited = 0; waited < 2000 && checkpointer.framesBehind() > PRUNE_MAX_WAL_BEHIND_FRAMES; waited += 25) await sleep(25);
+    };
+    const total = await pruneExpired({ store, before, pause });
     if (total > 0) {
       logger.info({ removed: total, retention_days: config.retentionDays, duration_ms: Math.round(performance.now() - started) }, 'pruned old deliveries');
     }

@@ -63,6 +63,19 @@ describe('checkpointer', () => {
     expect(await steadyWrites(true)).toBeLessThan(unbounded / 2.5); // measured: ~3.4 MB
   });
 
+  it('runs a pass when asked and resolves once it is done; once stopped, at once', async () => {
+    const { path, write, close } = openWalOnly();
+    write(500); // 2 MB only in the WAL
+    const checkpointer = startCheckpointer({ path, intervalMs: 60_000 }); // no timed pass in this test
+    expect(statSync(path).size).toBeLessThan(100_000);
+    await checkpointer.passNow();
+    expect(statSync(path).size).toBeGreaterThan(2_000_000);
+    expect(checkpointer.framesBehind()).toBe(0);
+    await checkpointer.stop();
+    await checkpointer.passNow(); // the prune must never wait on a stopped checkpointer
+    close();
+  });
+
   it('reports how far it is behind the WAL (the prune waits on it)', async () => {
     const { path, write, close } = openWalOnly();
     // A reader holding an old snapshot stops the checkpoint part-way: frames stay behind.
