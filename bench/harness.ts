@@ -21,6 +21,8 @@ export interface Running {
   port: number;
   /** Resolves with the first output line matching `pattern`, seen so far or later. */
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
+  /** Everything the target has written so far (stdout and stderr). */
+  output(): string;
 }
 
 export const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']).status === 0;
@@ -64,6 +66,7 @@ export async function startTarget(spec: TargetSpec, port: number, databasePath: 
     child,
     port,
     url: `http://127.0.0.1:${port}/webhooks`,
+    output: () => readFileSync(logPath, 'utf8'),
     async waitForLine(pattern, timeoutMs) {
       const end = Date.now() + timeoutMs;
       for (;;) {

@@ -67,7 +67,7 @@ async function main() {
       rounds: 3,
       burstMs: 3000,
       pruneRows: 1_000_000,
-      pruneLoadMs: 60_000,
+      pruneLoadMs: 160_000,
       log: (line) => process.stderr.write(`${line}\n`),
     });
     const path = join(ROOT, 'bench/results/latest.json');

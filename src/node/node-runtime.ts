@@ -53,7 +53,7 @@ const PRUNE_MAX_WAL_BEHIND_FRAMES = 4096;
 /** The pause between prune chunks: deliveries that arrived meanwhile commit without a chunk. */
 const PRUNE_GAP_MS = 2;
 /** How long the prune runs before it waits for a checkpoint pass. */
-const PRUNE_BURST_MS = 50;
+const PRUNE_BURST_MS = 20;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
@@ -142,17 +142,23 @@ export function createNodeRuntime({
     let burst = started;
     /**
      * Between prune chunks (small transactions that share group commits with deliveries): a few
-     * ms, so deliveries that arrived meanwhile commit without a chunk. After each 50 ms of
-     * pruning, a checkpoint pass runs while the prune waits: a prune writes WAL pages faster than
-     * a concurrent pass copies them, which made passes, and the writer's catch-up checkpoint
-     * before a rewind, long enough to stall ingest (measured in the README). While a reader
-     * holds the checkpoint back (16 MB behind), it waits too, up to 2 s a chunk.
+     * ms, so deliveries that arrived meanwhile commit without a chunk. After each 20 ms of
+     * pruning, a checkpoint pass runs while the prune waits, then the prune rests as long again:
+     * a prune writes WAL pages faster than a concurrent pass copies them, and its deletes from
+     * the event-id index land on random pages, so unpaced it made passes, the writer's catch-up
+     * checkpoint before a rewind and the disk's fsyncs long enough to stall ingest (measured in
+     * the README). While a reader holds the checkpoint back (16 MB behind), it waits too, up to
+     * 2 s a chunk.
      */
     const pause = async () => {
       await sleep(PRUNE_GAP_MS);
       if (!checkpointer) return;
       if (performance.now() - burst >= PRUNE_BURST_MS) {
+        const asked = performance.now();
         await Promise.race([checkpointer.passNow(), new Promise((r) => setTimeout(r, 2000).unref())]);
+        // Rest as long again as the pass took: a slow pass means a busy disk, where every
+        // delivery's sync is waiting too.
+        await sleep(Math.min(2000, performance.now() - asked));
         burst = performance.now();
       }
       for (let waited = 0; waited < 2000 && checkpointer.framesBehind() > PRUNE_MAX_WAL_BEHIND_FRAMES; waited += 25) await sleep(25);
