@@ -8,7 +8,7 @@
  *    while a fixed-rate load runs; reported: prune time and ingest latency during the prune.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/node/open-database.js';
@@ -34,6 +34,11 @@ export function seedDatabase(path: string, rows: number, receivedAt: number): vo
   for (let done = 0; done < rows; done += 10_000) chunk(Math.min(10_000, rows - done), done);
   sqlite.pragma('wal_checkpoint(TRUNCATE)');
   close();
+  // Written with synchronous=OFF, the file is still dirty in the page cache: flushed now, not by
+  // the kernel's writeback while the server is being measured (it stalled the first second).
+  const fd = openSync(path, 'r+');
+  fsyncSync(fd);
+  closeSync(fd);
 }
 
 export interface TableSeriesOptions {
