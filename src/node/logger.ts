@@ -15,7 +15,8 @@ export interface NodeLoggerOptions {
  * secret, a signature or an unauthenticated body to the logger in the first place. It is the
  * core's `redactFields` (the Worker's logger applies the same rule), not pino's `redact`: with
  * wildcard paths, pino's redaction re-parses every path for every field of every line and
- * allocated about 8 KB per line, most of podhook's garbage under load (README, Performance).
+ * allocated about 8 KB per line, the largest single source of podhook's garbage under load
+ * (README, Performance).
  */
 export function createNodeLogger({ level = 'info', pretty = false, destination }: NodeLoggerOptions = {}): Logger {
   const options = {
