@@ -180,8 +180,9 @@ export function createDispatcher({
       return;
     }
 
-    const succeeded = new Set(ledger.filter((r) => r.status === 'succeeded').map((r) => r.handler));
-    const pending = handlers.filter((h) => !succeeded.has(h.name));
+    // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded.
+    const pending =
+      ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && r.status === 'succeeded'));
     const results = await Promise.all(
       pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
     );

@@ -10,10 +10,21 @@ const labelText = (labels: Labels, extra?: Labels) => {
   const keys = Object.keys(all).sort((a, b) => (a === 'le' ? 1 : b === 'le' ? -1 : a.localeCompare(b)));
   return keys.length === 0 ? '' : `{${keys.map((k) => `${k}="${escapeLabel(all[k]!)}"`).join(',')}}`;
 };
-/** A series key: label names sorted, joined with separators that cannot occur in names. */
+/**
+ * A series key: label names sorted, joined with separators that cannot occur in names. Runs on
+ * every increment: the names (two or three) are sorted in place by insertion, since
+ * `Array.prototype.sort` allocates a work buffer even for two elements.
+ */
 const keyOf = (labels: Labels) => {
+  const names = Object.keys(labels);
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i]!;
+    let j = i - 1;
+    for (; j >= 0 && names[j]! > name; j--) names[j + 1] = names[j]!;
+    names[j + 1] = name;
+  }
   let key = '';
-  for (const name of Object.keys(labels).sort()) key += `${name}\u0001${labels[name]}\u0002`;
+  for (const name of names) key += `${name}\u0001${labels[name]}\u0002`;
   return key;
 };
 
@@ -75,8 +86,9 @@ export function createMetricsRegistry(): MetricsRegistry {
             s = { labels, counts: buckets.map(() => 0), sum: 0, count: 0 };
             series.set(key, s);
           }
-          const i = buckets.findIndex((b) => value <= b);
-          if (i >= 0) s.counts[i]!++;
+          let i = 0;
+          while (i < buckets.length && !(value <= buckets[i]!)) i++;
+          if (i < buckets.length) s.counts[i]!++;
           s.sum += value;
           s.count++;
         },

@@ -60,6 +60,7 @@ export function parseDeliveryBody(body: Uint8Array): { ok: true; payload: unknow
 
 /** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
 export function describeFailures(results: readonly HandlerResult[]): string | null {
+  if (results.every((r) => r.ok)) return null;
   return results
     .filter((r) => !r.ok)
     .map((f) => `${f.handler}: ${f.error}`)
@@ -68,12 +69,45 @@ export function describeFailures(results: readonly HandlerResult[]): string | nu
 }
 
 /**
+ * One handler call that may be ended early. Its `AbortSignal` is made only when the handler
+ * reads `ctx.signal` (most never do): an AbortController and its listener cost more than the
+ * rest of a short call. Ending the call rejects `ended` and aborts the signal, made or not yet.
+ */
+class RunningCall {
+  readonly ended: Promise<never>;
+  private reject!: (reason: Error) => void;
+  private controller: AbortController | undefined;
+  private reason: Error | undefined;
+
+  constructor() {
+    this.ended = new Promise<never>((_, reject) => (this.reject = reject));
+    this.ended.catch(() => {});
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  end(reason: Error) {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.reject(reason);
+  }
+}
+
+/**
  * Runs handler modules the way the dispatcher does (and `podhook replay` reuses): the handler's
  * schema first, then the call raced against its time limit with an `AbortSignal`, then one
  * `handler run` log line with its outcome and duration.
  */
 export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer = {} }: HandlerRunnerOptions): HandlerRunner {
-  const controllers = new Set<AbortController>();
+  /** Calls still running, each with how to end it early (time limit, shutdown). */
+  const calls = new Set<RunningCall>();
 
   async function run(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult> {
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
@@ -105,13 +139,9 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
       return result;
     }
 
-    const controller = new AbortController();
-    controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(new HandlerTimeoutError(timeoutMs)), timeoutMs);
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
-    aborted.catch(() => {});
+    const call = new RunningCall();
+    calls.add(call);
+    const timer = setTimeout(() => call.end(new HandlerTimeoutError(timeoutMs)), timeoutMs);
     const event: PodEvent<EventType, unknown> = {
       id: delivery.eventId,
       type: delivery.eventType as EventType,
@@ -124,7 +154,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     observer.handlerStarted?.(h.name, delivery.eventType, started - delivery.receivedAt);
     try {
       // A handler that ignores its signal is no longer awaited after its time limit.
-      await Promise.race([Promise.resolve().then(() => h.handle(event, { log, signal: controller.signal })), aborted]);
+      await Promise.race([Promise.resolve().then(() => h.handle(event, { log, get signal() { return call.signal; } })), call.ended]);
       result.ok = true;
       report('succeeded');
     } catch (error) {
@@ -132,7 +162,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
       report(error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
     } finally {
       clearTimeout(timer);
-      controllers.delete(controller);
+      calls.delete(call);
     }
     return result;
   }
@@ -140,7 +170,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
   return {
     run,
     abortAll(reason) {
-      for (const c of controllers) c.abort(reason);
+      for (const call of calls) call.end(reason);
     },
   };
 }

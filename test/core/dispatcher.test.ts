@@ -118,6 +118,45 @@ describe('dispatcher', () => {
     t.close();
   });
 
+  it('gives a handler that first reads its signal after the time limit an aborted one', async () => {
+    let late: { aborted: boolean; reason: unknown } | undefined;
+    const t = setup([defineHandler('pod.created', { name: 'late', timeoutMs: 30 }, (_e, ctx) =>
+      new Promise<void>((resolve) => setTimeout(() => {
+        late = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+        resolve();
+      }, 80)))]);
+    const d = await t.ingest();
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'failed', lastError: 'late: HandlerTimeoutError: timed out after 30 ms' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(late?.aborted).toBe(true);
+    expect(String(late?.reason)).toMatch(/timed out after 30 ms/);
+    t.close();
+  });
+
+  it('aborts running handlers at shutdown once the grace period is over, and gives their leases back', async () => {
+    let signal: AbortSignal | undefined;
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const t = setup([defineHandler('pod.created', { name: 'slow' }, (_e, ctx) => {
+      signal = ctx.signal;
+      started();
+      return new Promise(() => {}); // ignores its signal
+    })]);
+    const d = await t.ingest();
+    t.dispatcher.wake();
+    await running;
+    const before = Date.now();
+    await t.dispatcher.stop(50);
+    expect(Date.now() - before).toBeLessThan(2000);
+    expect(signal?.aborted).toBe(true);
+    expect(String(signal?.reason)).toMatch(/shutting down/);
+    expect(t.log.records().some((r) => r.msg === 'handlers still running at shutdown: aborting them')).toBe(true);
+    const row = await t.store.get(d.eventId);
+    expect(row).toMatchObject({ status: 'failed', attempts: 1, lastError: 'slow: Error: shutting down' });
+    t.close();
+  });
+
   it('marks a payload that fails the handler schema dead with the validation error, without running it', async () => {
     let ran = false;
     const schema = z.looseObject({ pod_id: z.string() });
