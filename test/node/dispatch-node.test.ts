@@ -59,7 +59,7 @@ describe('dispatch in the Node service', () => {
     await waitFor(async () => (await store.list({ status: 'processed' })).length === 10, 10_000, 'all processed');
     close();
     restarted.child.kill('SIGTERM');
-    await once(restarted.child, 'exit');
+    await once(restarted.child, 'close'); // after its output is read to the end, not only its exit
     const runs = [...ingestOnly.output().split('\n'), ...restarted.output().split('\n')]
       .filter((l) => l.includes('"msg":"handler run"'))
       .map((l) => JSON.parse(l) as { event_id: string; outcome: string });

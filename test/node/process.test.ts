@@ -51,7 +51,8 @@ describe('podhook serve as a process', () => {
     }
     // At once: the lines are still in the logger's buffer, which the exit must write.
     server.child.kill('SIGTERM');
-    const [code] = await once(server.child, 'exit');
+    // 'close', not 'exit': the child's last writes may still be in the pipe when it has exited.
+    const [code] = await once(server.child, 'close');
     expect(code).toBe(0);
     const lines = server.output().split('\n').filter((l) => l.startsWith('{'));
     const logged = lines.map((l) => JSON.parse(l) as { msg: string; event_id?: string });
