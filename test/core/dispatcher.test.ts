@@ -134,7 +134,7 @@ describe('dispatcher', () => {
     t.close();
   });
 
-  it('aborts running handlers at shutdown once the grace period is over, and gives their leases back', async () => {
+  it('aborts running handlers at shutdown once the grace period is over, and records them failed', async () => {
     let signal: AbortSignal | undefined;
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
