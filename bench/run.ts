@@ -41,6 +41,9 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'limit', args: ['--import', 'tsx', 'bench/targets/limit.ts'] },
   { name: 'peer', args: ['--import', 'tsx', 'bench/targets/peer.ts'], env: { SQLITE_SYNC: 'FULL' } },
   { name: 'hono-insert-normal', args: ['--import', 'tsx', 'bench/targets/hono-insert.ts'], env: { SQLITE_SYNC: 'NORMAL' } },
+  // Hand-written group commit without podhook's code: the design's own cost (README, Performance).
+  { name: 'group-commit', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'] },
+  { name: 'group-commit-podhook-work', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'], env: { GROUP_COMMIT_WORK: 'podhook' } },
   // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
   { name: 'podhook', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] },
   // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
@@ -48,7 +51,9 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'podhook-warn-logs', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
   { name: 'podhook-tsx', args: ['bin/podhook.js', 'serve'] },
 ];
-const DEFAULT_TARGETS = ['limit', 'peer', 'hono-insert-normal', 'podhook'];
+const DEFAULT_TARGETS = quick
+  ? ['limit', 'peer', 'hono-insert-normal', 'podhook']
+  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook'];
 
 const ROUNDS = quick ? 2 : 5;
 const BURST_MS = quick ? 2000 : 4000;
