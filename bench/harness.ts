@@ -1,6 +1,7 @@
 /** Shared pieces of the benchmark: pinned target processes, the load client, /proc readings. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { LoadOptions, LoadResult } from './load-client.js';
@@ -29,8 +30,40 @@ export const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']
 const pin = (core: number, cmd: string, args: string[]): [string, string[]] =>
   twoCores ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];
 
-/** Starts a target on core 0 with its own database file and waits until it answers HTTP. */
-export async function startTarget(spec: TargetSpec, port: number, databasePath: string): Promise<Running> {
+/**
+ * A port free on 127.0.0.1 right now, from the kernel. Fixed or random picks from a range
+ * collided: ports above 32767 are also the kernel's ephemeral range, which the load client's own
+ * connections draw from (a table series once failed with EADDRINUSE that way).
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a target on core 0 with its own database file on a free port and waits until it
+ * answers HTTP. The port can still be taken between the check and the target's own listen: a
+ * target that exits with EADDRINUSE is started again on another port.
+ */
+export async function startTarget(spec: TargetSpec, databasePath: string): Promise<Running> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(spec, await freePort(), databasePath);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startOn(spec: TargetSpec, port: number, databasePath: string): Promise<Running> {
   const [cmd, args] = pin(0, process.execPath, spec.args);
   // The server's output goes to a file, never a pipe: the bench blocks in spawnSync while the
   // load client runs, and an undrained pipe would make a logging server buffer and stall.
@@ -55,8 +88,14 @@ export async function startTarget(spec: TargetSpec, port: number, databasePath: 
   child.once('exit', (code) => (exited = code));
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (exited !== undefined) throw new Error(`${spec.name} exited ${exited}: ${head()}`);
-    if (Date.now() > deadline) throw new Error(`${spec.name} did not start: ${head()}`);
+    if (exited !== undefined) {
+      const output = head();
+      throw new (output.includes('EADDRINUSE') ? PortTakenError : Error)(`${spec.name} exited ${exited}: ${output}`);
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${spec.name} did not start: ${head()}`);
+    }
     // Any HTTP answer means it listens (the comparison targets have no /healthz).
     if (await probe(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
     await new Promise((r) => setTimeout(r, 100));

@@ -89,8 +89,7 @@ async function mainSeries() {
   const stealBefore = cpuTimes();
   const running: Running[] = [];
   try {
-    let port = 41000 + Math.floor(Math.random() * 1000);
-    for (const spec of targets) running.push(await startTarget(spec, port++, join(dir, `${spec.name}.db`)));
+    for (const spec of targets) running.push(await startTarget(spec, join(dir, `${spec.name}.db`)));
     // Warm-up: JIT, SQLite page cache, connection pools.
     for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: CONCURRENCY });
 

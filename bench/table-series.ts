@@ -61,9 +61,8 @@ export async function runTableSeries({ sizes, rounds, burstMs, pruneRows, pruneL
       seedDatabase(join(dir, `rows-${rows}.db`), rows, now - 3_600_000);
       log(`seeded ${rows} rows in ${Math.round(performance.now() - t0)} ms`);
     }
-    let port = 44000 + Math.floor(Math.random() * 1000);
     for (const rows of sizes) {
-      running.push(await startTarget({ name: `rows-${rows}`, args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] }, port++, join(dir, `rows-${rows}.db`)));
+      running.push(await startTarget({ name: `rows-${rows}`, args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] }, join(dir, `rows-${rows}.db`)));
     }
     for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: 32 });
     const rps = new Map<string, number[]>(running.map((r) => [r.spec.name, []]));
@@ -89,7 +88,7 @@ export async function runTableSeries({ sizes, rounds, burstMs, pruneRows, pruneL
     const t0 = performance.now();
     seedDatabase(prunePath, pruneRows, now - 40 * 86_400_000);
     log(`seeded ${pruneRows} expired rows in ${Math.round(performance.now() - t0)} ms`);
-    const server = await startTarget({ name: 'prune', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { RETENTION_DAYS: '30' } }, port++, prunePath);
+    const server = await startTarget({ name: 'prune', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { RETENTION_DAYS: '30' } }, prunePath);
     running.push(server);
     // Fixed 1,000 req/s from before the prune starts until well after a 1M-row prune ends.
     const during = load({ url: server.url, secret: SECRET, durationMs: pruneLoadMs, rate: 1000, concurrency: 64 });
