@@ -4,9 +4,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /**
  * The check a user would hand-write next to Express or bare Hono: parse `t` and `v1`, HMAC the
  * raw body, compare in constant time, enforce the 300 s window. Used by the comparison targets.
+ * Returns the signed timestamp `t`, or null when the delivery is refused.
  */
-export function verifyPlain(header: string | undefined, body: Buffer, secret: string): boolean {
-  if (!header) return false;
+export function verifyPlain(header: string | undefined, body: Buffer, secret: string): number | null {
+  if (!header) return null;
   let t: string | undefined;
   const sigs: string[] = [];
   for (const part of header.split(',')) {
@@ -14,10 +15,10 @@ export function verifyPlain(header: string | undefined, body: Buffer, secret: st
     if (k === 't') t = v;
     else if (k === 'v1' && v) sigs.push(v);
   }
-  if (!t || !/^\d+$/.test(t) || sigs.length === 0) return false;
+  if (!t || !/^\d+$/.test(t) || sigs.length === 0) return null;
   const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
   const ok = sigs.some((s) => s.length === 64 && timingSafeEqual(Buffer.from(s, 'hex'), expected));
-  return ok && Math.abs(Math.floor(Date.now() / 1000) - Number(t)) <= 300;
+  return ok && Math.abs(Math.floor(Date.now() / 1000) - Number(t)) <= 300 ? Number(t) : null;
 }
 
 /**

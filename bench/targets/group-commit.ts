@@ -115,11 +115,11 @@ function answer(p: Pending, status: number) {
 function receive(req: IncomingMessage, res: ServerResponse, body: Buffer) {
   const signature = req.headers['x-svc-signature'];
   const header = typeof signature === 'string' ? signature : undefined;
-  if (!verifyPlain(header, body, secret)) {
+  const t = verifyPlain(header, body, secret);
+  if (t === null) {
     res.writeHead(401).end();
     return;
   }
-  const t = Number(/t=(\d+)/.exec(header!)![1]);
   const p: Pending = { id: String(req.headers['x-svc-event-id']), type: String(req.headers['x-svc-event-type']), body, t, res };
   if (podhookWork) {
     p.digest = createHash('sha256').update(`${t}.`).update(body).digest();

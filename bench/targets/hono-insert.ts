@@ -10,7 +10,7 @@ const insertEvent = openEventsTable('NORMAL');
 const app = new Hono();
 app.post('/webhooks', async (c) => {
   const body = Buffer.from(await c.req.arrayBuffer());
-  if (!verifyPlain(c.req.header('x-svc-signature'), body, secret)) return c.json({ error: { code: 'unauthorized' } }, 401);
+  if (verifyPlain(c.req.header('x-svc-signature'), body, secret) === null) return c.json({ error: { code: 'unauthorized' } }, 401);
   const id = c.req.header('x-svc-event-id')!;
   const inserted = insertEvent(id, c.req.header('x-svc-event-type'), body);
   return c.json({ received: true, event_id: id, duplicate: !inserted });

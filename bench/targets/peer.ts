@@ -10,7 +10,7 @@ const insertEvent = openEventsTable('FULL');
 const app = express();
 app.post('/webhooks', express.raw({ type: '*/*', limit: '256kb' }), (req, res) => {
   const body = req.body as Buffer;
-  if (!verifyPlain(req.get('x-svc-signature'), body, secret)) {
+  if (verifyPlain(req.get('x-svc-signature'), body, secret) === null) {
     res.status(401).json({ error: { code: 'unauthorized', message: 'bad signature' } });
     return;
   }
