@@ -1,4 +1,4 @@
-// "group-commit": the fastest durable receiver of this design a user could hand-write, without any
+// "group-commit": a lean durable receiver of this design as a user could write it by hand, with none
 // of podhook's code: bare node:http, the same HMAC check and window, every request that arrives
 // in one event-loop turn inserted in one transaction, one fdatasync of the WAL on the thread pool,
 // each answered after it. It shows what the design itself costs on this machine.
@@ -87,7 +87,12 @@ function flush() {
   const outcomes = finished;
   incoming = [];
   finished = [];
-  commit(batch, outcomes);
+  try {
+    commit(batch, outcomes);
+  } catch {
+    for (const p of batch) answer(p, 503); // rolled back: nothing of this batch is stored
+    return;
+  }
   if (batch.length === 0) return; // outcomes alone need no sync (a crash only re-runs handlers)
   walFd ??= openSync(`${path}-wal`, 'r+');
   fdatasync(walFd, (error) => {
