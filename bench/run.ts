@@ -46,6 +46,8 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'group-commit-podhook-work', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'], env: { GROUP_COMMIT_WORK: 'podhook' } },
   // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
   { name: 'podhook', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] },
+  // The same with V8's garbage collection on the main thread only (README, Performance: one core).
+  { name: 'podhook-single-threaded-gc', args: ['--max-semi-space-size=4', '--single-threaded-gc', 'dist/src/cli/run.js', 'serve'] },
   // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
   { name: 'podhook-ingest-only', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { DISPATCHER: 'off' } },
   { name: 'podhook-warn-logs', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
@@ -53,7 +55,7 @@ const ALL_TARGETS: TargetSpec[] = [
 ];
 const DEFAULT_TARGETS = quick
   ? ['limit', 'peer', 'hono-insert-normal', 'podhook']
-  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook'];
+  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc'];
 
 const ROUNDS = quick ? 2 : 5;
 const BURST_MS = quick ? 2000 : 4000;
