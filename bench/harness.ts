@@ -26,6 +26,20 @@ export interface Running {
   output(): string;
 }
 
+/**
+ * podhook as `npm start` runs it: the node options and script of package.json's `start` command
+ * (after its build), read from there so the bench cannot drift from what is shipped. `extra`
+ * node options go before the script.
+ */
+export function podhookArgs(...extra: string[]): string[] {
+  const start = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.split('&&').at(-1)!.trim().split(/\s+/);
+  if (words[0] !== 'node') throw new Error(`package.json's start command does not end in a node command: ${start}`);
+  const args = words.slice(1);
+  const script = args.findIndex((w) => !w.startsWith('-'));
+  return [...args.slice(0, script), ...extra, ...args.slice(script)];
+}
+
 export const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']).status === 0;
 const pin = (core: number, cmd: string, args: string[]): [string, string[]] =>
   twoCores ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];

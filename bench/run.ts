@@ -21,6 +21,7 @@ import {
   load,
   median,
   peakRssMb,
+  podhookArgs,
   ROOT,
   round,
   SECRET,
@@ -45,12 +46,12 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'group-commit', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'] },
   { name: 'group-commit-podhook-work', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'], env: { GROUP_COMMIT_WORK: 'podhook' } },
   // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
-  { name: 'podhook', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] },
+  { name: 'podhook', args: podhookArgs() },
   // The same with V8's garbage collection on the main thread only (README, Performance: one core).
-  { name: 'podhook-single-threaded-gc', args: ['--max-semi-space-size=4', '--single-threaded-gc', 'dist/src/cli/run.js', 'serve'] },
+  { name: 'podhook-single-threaded-gc', args: podhookArgs('--single-threaded-gc') },
   // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
-  { name: 'podhook-ingest-only', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { DISPATCHER: 'off' } },
-  { name: 'podhook-warn-logs', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { LOG_LEVEL: 'warn' } },
+  { name: 'podhook-ingest-only', args: podhookArgs(), env: { DISPATCHER: 'off' } },
+  { name: 'podhook-warn-logs', args: podhookArgs(), env: { LOG_LEVEL: 'warn' } },
   { name: 'podhook-tsx', args: ['bin/podhook.js', 'serve'] },
 ];
 const DEFAULT_TARGETS = quick

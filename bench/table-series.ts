@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/node/open-database.js';
 import { eventBody } from './load-client.js';
-import { cpuMs, load, median, startTarget, SECRET, type Running } from './harness.js';
+import { cpuMs, load, median, podhookArgs, startTarget, SECRET, type Running } from './harness.js';
 
 /** Fills a fresh podhook database with `rows` processed deliveries received at `receivedAt`. */
 export function seedDatabase(path: string, rows: number, receivedAt: number): void {
@@ -62,7 +62,7 @@ export async function runTableSeries({ sizes, rounds, burstMs, pruneRows, pruneL
       log(`seeded ${rows} rows in ${Math.round(performance.now() - t0)} ms`);
     }
     for (const rows of sizes) {
-      running.push(await startTarget({ name: `rows-${rows}`, args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'] }, join(dir, `rows-${rows}.db`)));
+      running.push(await startTarget({ name: `rows-${rows}`, args: podhookArgs() }, join(dir, `rows-${rows}.db`)));
     }
     for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: 32 });
     const rps = new Map<string, number[]>(running.map((r) => [r.spec.name, []]));
@@ -88,7 +88,7 @@ export async function runTableSeries({ sizes, rounds, burstMs, pruneRows, pruneL
     const t0 = performance.now();
     seedDatabase(prunePath, pruneRows, now - 40 * 86_400_000);
     log(`seeded ${pruneRows} expired rows in ${Math.round(performance.now() - t0)} ms`);
-    const server = await startTarget({ name: 'prune', args: ['--max-semi-space-size=4', 'dist/src/cli/run.js', 'serve'], env: { RETENTION_DAYS: '30' } }, prunePath);
+    const server = await startTarget({ name: 'prune', args: podhookArgs(), env: { RETENTION_DAYS: '30' } }, prunePath);
     running.push(server);
     // Fixed 1,000 req/s from before the prune starts until well after a 1M-row prune ends.
     const during = load({ url: server.url, secret: SECRET, durationMs: pruneLoadMs, rate: 1000, concurrency: 64 });

@@ -73,8 +73,8 @@ export function describeFailures(results: readonly HandlerResult[]): string | nu
  * handler's own promise or, once the call is ended, rejects with the reason: a handler that
  * ignores its signal is no longer awaited. Its `AbortSignal` is made only when the handler reads
  * `ctx.signal` (most never do): an AbortController, its signal and an 'abort' listener per call
- * were a measurable part of a short one (commit 8090174). No promise here outlives the call, and the handler is called directly, not
- * deferred through `Promise.resolve().then`: with `Promise.race` against a never-settling
+ * were a measurable part of a short one (commit 8090174). No promise here outlives the call, and
+ * the handler is called directly, not deferred through `Promise.resolve().then`: with `Promise.race` against a never-settling
  * "ended" promise and that deferral, V8 kept about 330 KB alive at each scavenge at 1,000 req/s
  * (220 KB now), and promoted 318 KB per scavenge at full load (201 KB now): old-generation
  * garbage, which is what the mark-compacts behind the slowest answers collect (README,
