@@ -1,6 +1,6 @@
 // podhook's public surface: what handler modules and embedding code import.
-export { EVENT_TYPES, isEventType, type EventType } from './core/event-types.js';
-export { EVENT_SCHEMAS, type EventPayload } from './core/event-schemas.js';
+export { EVENT_TYPES, isEventType, type EventType } from './core/events/event-types.js';
+export { EVENT_SCHEMAS, type EventPayload } from './core/events/event-schemas.js';
 export {
   defineHandler,
   type EventPattern,
@@ -10,11 +10,11 @@ export {
   type MatchingTypes,
   type PodEvent,
   type PodEventOf,
-} from './core/define-handler.js';
-export { createRouter, patternMatches, type Router } from './core/router.js';
-export { createDispatcher, type Dispatcher, type DispatcherOptions } from './core/dispatcher.js';
-export { createReceiver, type ReceiveDelivery } from './core/receive-delivery.js';
+} from './core/events/define-handler.js';
+export { createRouter, patternMatches, type Router } from './core/dispatch/router.js';
+export { createDispatcher, type Dispatcher, type DispatcherOptions } from './core/dispatch/dispatcher.js';
+export { createReceiver, type ReceiveDelivery } from './core/ingest/receive-delivery.js';
 export { createApp, type AppOptions } from './http/create-app.js';
 export type { Delivery, DeliveryStatus, DeliveryStore } from './core/delivery-store.js';
-export type { Logger } from './core/logger.js';
+export type { Logger } from './core/observability/logger.js';
 export * from './core/errors.js';

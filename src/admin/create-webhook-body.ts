@@ -1,4 +1,4 @@
-import type { EventType } from '../core/event-types.js';
+import type { EventType } from '../core/events/event-types.js';
 import { validateEventTypes } from './validate-event-types.js';
 import { validateWebhookUrl, type ValidateWebhookUrlOptions } from './validate-webhook-url.js';
 

@@ -1,4 +1,4 @@
-import { bytesToHex } from '../core/signature-header.js';
+import { bytesToHex } from '../core/signing/signature-header.js';
 
 /** Hex characters kept: 48 bits, enough to tell a handful of secrets apart, too few to matter. */
 const FINGERPRINT_LENGTH = 12;

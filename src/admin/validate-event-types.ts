@@ -1,4 +1,4 @@
-import { EVENT_TYPES, isEventType, type EventType } from '../core/event-types.js';
+import { EVENT_TYPES, isEventType, type EventType } from '../core/events/event-types.js';
 
 export type EventTypesVerdict =
   | { ok: true; eventTypes: EventType[] }

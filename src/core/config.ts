@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { splitSecrets } from './secret-source.js';
+import { splitSecrets } from './signing/secret-source.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -1,8 +1,8 @@
 import type { Webhook } from '../admin/webhook.js';
 import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/logger.js';
-import { createDeliveryPoster } from '../core/post-delivery.js';
-import type { SignatureCrypto } from '../core/signature-crypto.js';
+import type { Logger } from '../core/observability/logger.js';
+import { createDeliveryPoster } from '../core/transfer/post-delivery.js';
+import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 
 /** Minutes between a failed delivery and its retries (spec: Events rule 3, Limits "Retry schedule"). */
 export const RETRY_SCHEDULE_MINUTES: readonly number[] = [1, 5, 15, 60, 180, 360, 720];

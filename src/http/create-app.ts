@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { PodhookError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/observability/logger.js';
 import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler } from './ingest.js';
 import { readBodyCapped } from './read-body.js';
 import { requestId } from './request-id.js';

@@ -1,7 +1,7 @@
 import { PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
-import type { IngestOutcome } from '../core/ingest-outcome.js';
-import type { Logger } from '../core/logger.js';
-import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type HeaderSource, type ReceiveDelivery } from '../core/receive-delivery.js';
+import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
+import type { Logger } from '../core/observability/logger.js';
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type HeaderSource, type ReceiveDelivery } from '../core/ingest/receive-delivery.js';
 
 /** One ingest request as any transport presents it. */
 export interface IngestRequest {

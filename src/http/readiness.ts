@@ -1,5 +1,5 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
-import type { SecretSource } from '../core/secret-source.js';
+import type { SecretSource } from '../core/signing/secret-source.js';
 import type { ReadinessReport } from './create-app.js';
 
 export interface ReadinessOptions {

@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type LevelWithSilent } from 'pino';
-import type { Logger } from '../core/logger.js';
-import { redactFields } from '../core/redact.js';
+import type { Logger } from '../core/observability/logger.js';
+import { redactFields } from '../core/observability/redact.js';
 
 export interface NodeLoggerOptions {
   level?: LevelWithSilent;

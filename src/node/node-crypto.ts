@@ -1,5 +1,5 @@
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import type { SignatureCrypto } from '../core/signature-crypto.js';
+import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 
 /**
  * `node:crypto` implementation of the core's SignatureCrypto: about 4× faster than Web Crypto

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
-import type { HeaderSource } from '../core/receive-delivery.js';
+import type { HeaderSource } from '../core/ingest/receive-delivery.js';
 import { checkDeclaredLength } from '../http/read-body.js';
 import type { IngestHandler, JsonAnswer } from '../http/ingest.js';
 import { REQUEST_ID_HEADER, resolveRequestId } from '../http/request-id.js';

@@ -1,7 +1,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Delivery } from '../core/delivery.js';
-import { ExportFormatError, parseExportLine } from '../core/delivery-export.js';
+import { ExportFormatError, parseExportLine } from '../core/transfer/delivery-export.js';
 
 /**
  * The deliveries of an export file (`podhook.delivery.v1` JSON Lines), or of `stdin` when the

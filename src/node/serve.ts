@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/observability/logger.js';
 import type { Config } from '../core/config.js';
 import { createNodeListener } from './node-listener.js';
 import { createNodeRuntime, type NodeRuntime, type NodeRuntimeOptions } from './node-runtime.js';

@@ -1,5 +1,5 @@
-import type { Logger } from '../core/logger.js';
-import { REDACTED, REDACTED_KEYS } from '../core/redact.js';
+import type { Logger } from '../core/observability/logger.js';
+import { REDACTED, REDACTED_KEYS } from '../core/observability/redact.js';
 
 /** pino's level names and numbers, so Worker and Node log lines read the same. */
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity } as const;

@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
-import type { HandlerDefinition } from '../core/define-handler.js';
+import type { HandlerDefinition } from '../core/events/define-handler.js';
 import { ConfigError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/observability/logger.js';
 import { errorBody } from '../http/create-app.js';
 import { createConsoleLogger } from './console-logger.js';
 import type { WorkerEnv } from './worker-env.js';

@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateWebhookUrl } from '../../src/admin/validate-webhook-url.js';
-import { EVENT_TYPES } from '../../src/core/event-types.js';
+import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
 import { SECRET_NOTE } from '../../src/emulator/create-service-emulator.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';

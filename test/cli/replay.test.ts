@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDispatcher } from '../../src/core/dispatcher.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { createRouter } from '../../src/core/router.js';
+import { createDispatcher } from '../../src/core/dispatch/dispatcher.js';
+import { silentLogger } from '../../src/core/observability/logger.js';
+import { createRouter } from '../../src/core/dispatch/router.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { failHandler, handlers, recordedCalls, resetRecording } from '../fixtures/recording-handlers.js';
 import { openNodeTarget } from '../helpers/node-target.js';

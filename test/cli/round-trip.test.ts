@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/observability/logger.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';

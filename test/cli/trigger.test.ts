@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handlers } from '../../handlers/index.js';
-import { EVENT_TYPES } from '../../src/core/event-types.js';
+import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { captureLogger } from '../helpers/capture-logger.js';

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handlers } from '../../handlers/index.js';
-import { EVENT_TYPES } from '../../src/core/event-types.js';
+import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { RETRY_SCHEDULE_MINUTES, type DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';
 import { parseConfig } from '../../src/core/config.js';

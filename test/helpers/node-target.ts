@@ -5,9 +5,9 @@ import { createNodeListener } from '../../src/node/node-listener.js';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import { parseConfig } from '../../src/core/config.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
-import type { Logger } from '../../src/core/logger.js';
-import type { HandlerDefinition } from '../../src/core/define-handler.js';
-import { silentLogger } from '../../src/core/logger.js';
+import type { Logger } from '../../src/core/observability/logger.js';
+import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
+import { silentLogger } from '../../src/core/observability/logger.js';
 import { dbIn } from './temp-dir.js';
 
 export interface NodeTarget extends HttpTarget {

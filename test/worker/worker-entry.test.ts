@@ -1,7 +1,7 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defineHandler } from '../../src/core/define-handler.js';
+import { defineHandler } from '../../src/core/events/define-handler.js';
 import worker from '../../src/worker/index.js';
 import { createD1Store } from '../../src/worker/d1-store.js';
 import { newDelivery } from '../store/store-contract.js';

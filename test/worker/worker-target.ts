@@ -1,8 +1,8 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
-import type { HandlerDefinition } from '../../src/core/define-handler.js';
-import { silentLogger, type Logger } from '../../src/core/logger.js';
+import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
+import { silentLogger, type Logger } from '../../src/core/observability/logger.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { createD1Store } from '../../src/worker/d1-store.js';
 import type { WorkerEnv } from '../../src/worker/worker-env.js';

@@ -1,6 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { DELIVERY_EXPORT_FORMAT, exportLine } from '../../core/delivery-export.js';
-import { scanDeliveries } from '../../core/scan-deliveries.js';
+import { DELIVERY_EXPORT_FORMAT, exportLine } from '../../core/transfer/delivery-export.js';
+import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { defineCommand, EXIT } from '../command.js';
 import { FILTER_HELP, FILTER_OPTIONS, openExistingStore, parseFilters } from '../delivery-filters.js';

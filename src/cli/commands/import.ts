@@ -1,5 +1,5 @@
 import type { ClaimResult, ImportedDelivery } from '../../core/delivery-store.js';
-import { DELIVERY_EXPORT_FORMAT } from '../../core/delivery-export.js';
+import { DELIVERY_EXPORT_FORMAT } from '../../core/transfer/delivery-export.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';

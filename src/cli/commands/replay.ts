@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { handlers as projectHandlers } from '../../../handlers/index.js';
-import type { HandlerDefinition } from '../../core/define-handler.js';
+import type { HandlerDefinition } from '../../core/events/define-handler.js';
 import type { Delivery } from '../../core/delivery.js';
-import type { Logger } from '../../core/logger.js';
-import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/replay-delivery.js';
-import { createRouter } from '../../core/router.js';
-import { scanDeliveries } from '../../core/scan-deliveries.js';
+import type { Logger } from '../../core/observability/logger.js';
+import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/transfer/replay-delivery.js';
+import { createRouter } from '../../core/dispatch/router.js';
+import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';

@@ -1,6 +1,6 @@
 import type { Delivery } from '../../core/delivery.js';
-import { DELIVERY_EXPORT_FORMAT } from '../../core/delivery-export.js';
-import { answerLabel, createDeliveryPoster, type PostAnswer } from '../../core/post-delivery.js';
+import { DELIVERY_EXPORT_FORMAT } from '../../core/transfer/delivery-export.js';
+import { answerLabel, createDeliveryPoster, type PostAnswer } from '../../core/transfer/post-delivery.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { defaultPayload } from '../../core/default-payloads.js';
-import { EVENT_TYPES, isEventType } from '../../core/event-types.js';
-import { answerLabel, createDeliveryPoster } from '../../core/post-delivery.js';
+import { defaultPayload } from '../../core/events/default-payloads.js';
+import { EVENT_TYPES, isEventType } from '../../core/events/event-types.js';
+import { answerLabel, createDeliveryPoster } from '../../core/transfer/post-delivery.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';

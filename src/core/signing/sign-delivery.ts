@@ -1,4 +1,4 @@
-import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER } from './receive-delivery.js';
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER } from '../ingest/receive-delivery.js';
 import type { SignatureCrypto } from './signature-crypto.js';
 import { bytesToHex } from './signature-header.js';
 

@@ -1,5 +1,5 @@
-import type { NewDelivery } from './delivery.js';
-import { isEventType } from './event-types.js';
+import type { NewDelivery } from '../delivery.js';
+import { isEventType } from '../events/event-types.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 

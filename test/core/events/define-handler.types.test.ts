@@ -1,7 +1,7 @@
 // Type tests: checked by `tsc --noEmit` (part of `npm test`); the `it` blocks keep vitest honest.
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { defineHandler, EVENT_SCHEMAS, type MatchingTypes, type PodEvent } from '../../src/index.js';
+import { defineHandler, EVENT_SCHEMAS, type MatchingTypes, type PodEvent } from '../../../src/index.js';
 
 describe('defineHandler types', () => {
   it('narrows the event to the pattern', () => {
@@ -16,7 +16,7 @@ describe('defineHandler types', () => {
 
   it('gives a wildcard the union of what it matches, narrowed by event.type', () => {
     expectTypeOf<MatchingTypes<'pod.backup.*'>>().toEqualTypeOf<'pod.backup.completed' | 'pod.backup.failed'>();
-    expectTypeOf<MatchingTypes<'pod.*'>>().toEqualTypeOf<import('../../src/index.js').EventType>();
+    expectTypeOf<MatchingTypes<'pod.*'>>().toEqualTypeOf<import('../../../src/index.js').EventType>();
     defineHandler('pod.backup.*', { name: 'backups' }, (event) => {
       expectTypeOf(event.type).toEqualTypeOf<'pod.backup.completed' | 'pod.backup.failed'>();
     });

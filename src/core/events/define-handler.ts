@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { EventPayload } from './event-schemas.js';
 import type { EventType } from './event-types.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../observability/logger.js';
 
 /** `pod.backup.failed` → `pod` | `pod.backup` */
 type Prefixes<T extends string> = T extends `${infer Head}.${infer Tail}` ? Head | `${Head}.${Prefixes<Tail>}` : never;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { PodhookError } from '../../src/core/errors.js';
-import { createWebSignatureCrypto, type SignatureCrypto } from '../../src/core/signature-crypto.js';
-import { verifySignature } from '../../src/core/verify-signature.js';
-import { createNodeSignatureCrypto } from '../../src/node/node-crypto.js';
-import { FIXED_NOW_MS, mac, signDelivery, TEST_SECRET } from '../helpers/sign.js';
+import { PodhookError } from '../../../src/core/errors.js';
+import { createWebSignatureCrypto, type SignatureCrypto } from '../../../src/core/signing/signature-crypto.js';
+import { verifySignature } from '../../../src/core/signing/verify-signature.js';
+import { createNodeSignatureCrypto } from '../../../src/node/node-crypto.js';
+import { FIXED_NOW_MS, mac, signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 
 const NOW_S = FIXED_NOW_MS / 1000;
 

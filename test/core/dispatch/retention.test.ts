@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pruneExpired } from '../../src/core/retention.js';
+import { pruneExpired } from '../../../src/core/dispatch/retention.js';
 
 /** A store holding `rows` expired rows; each deleted row advances `clock.ms` by `msPerRow`. */
 function fakeStore(rows: number, clock: { ms: number }, msPerRow: number) {

@@ -1,6 +1,6 @@
-import { systemClock, type Clock } from './clock.js';
-import type { SignatureCrypto } from './signature-crypto.js';
-import { signDeliveryHeaders } from './sign-delivery.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { SignatureCrypto } from '../signing/signature-crypto.js';
+import { signDeliveryHeaders } from '../signing/sign-delivery.js';
 
 /** A delivery to POST: its id, type and the body bytes, sent exactly as they are. */
 export interface OutgoingDelivery {

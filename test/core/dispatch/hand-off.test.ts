@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createDispatcher } from '../../src/core/dispatcher.js';
-import { withHandOff } from '../../src/core/hand-off.js';
-import { createRouter, defineHandler } from '../../src/index.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
-import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
-import { newDelivery } from '../store/store-contract.js';
+import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
+import { withHandOff } from '../../../src/core/dispatch/hand-off.js';
+import { createRouter, defineHandler } from '../../../src/index.js';
+import { silentLogger } from '../../../src/core/observability/logger.js';
+import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { newDelivery } from '../../store/store-contract.js';
 
 const tempDir = useTempDir();
 

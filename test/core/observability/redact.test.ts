@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactFields } from '../../src/core/redact.js';
+import { REDACTED, redactFields } from '../../../src/core/observability/redact.js';
 
 describe('redactFields (the one redaction rule of both loggers)', () => {
   it('returns flat fields with nothing to redact as the same object', () => {

@@ -1,7 +1,7 @@
-import type { DispatchObserver } from './dispatcher.js';
-import type { DeliveryStore } from './delivery-store.js';
-import { isEventType } from './event-types.js';
-import type { IngestOutcome } from './ingest-outcome.js';
+import type { DispatchObserver } from '../dispatch/dispatcher.js';
+import type { DeliveryStore } from '../delivery-store.js';
+import { isEventType } from '../events/event-types.js';
+import type { IngestOutcome } from '../ingest/ingest-outcome.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];

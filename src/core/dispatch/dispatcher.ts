@@ -1,9 +1,9 @@
 import { retryDelayMs } from './backoff.js';
-import { createBatcher } from './batcher.js';
-import { systemClock, type Clock } from './clock.js';
-import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from './delivery-store.js';
-import { storedDelivery, type LeaseGrant, type NewDelivery } from './delivery.js';
-import type { Logger } from './logger.js';
+import { createBatcher } from '../batcher.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from '../delivery-store.js';
+import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
+import type { Logger } from '../observability/logger.js';
 import type { Router } from './router.js';
 import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
 

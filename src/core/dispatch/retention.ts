@@ -1,4 +1,4 @@
-import type { DeliveryStore } from './delivery-store.js';
+import type { DeliveryStore } from '../delivery-store.js';
 
 export interface PruneExpiredOptions {
   store: Pick<DeliveryStore, 'prune'>;

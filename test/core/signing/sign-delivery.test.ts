@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { signatureHeader, signDeliveryHeaders } from '../../src/core/sign-delivery.js';
-import { createWebSignatureCrypto } from '../../src/core/signature-crypto.js';
-import { createNodeSignatureCrypto } from '../../src/node/node-crypto.js';
-import { mac } from '../helpers/sign.js';
+import { signatureHeader, signDeliveryHeaders } from '../../../src/core/signing/sign-delivery.js';
+import { createWebSignatureCrypto } from '../../../src/core/signing/signature-crypto.js';
+import { createNodeSignatureCrypto } from '../../../src/node/node-crypto.js';
+import { mac } from '../../helpers/sign.js';
 
 // The test helper's HMAC (node:crypto, written separately) is the oracle: the product signer
 // must produce exactly what the service sends.

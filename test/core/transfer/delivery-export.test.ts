@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DELIVERY_STATUSES, type Delivery } from '../../src/core/delivery.js';
-import { DELIVERY_EXPORT_FORMAT, exportLine, parseExportLine, toExportRecord } from '../../src/core/delivery-export.js';
+import { DELIVERY_STATUSES, type Delivery } from '../../../src/core/delivery.js';
+import { DELIVERY_EXPORT_FORMAT, exportLine, parseExportLine, toExportRecord } from '../../../src/core/transfer/delivery-export.js';
 
 const time = fc.integer({ min: 0, max: 4_102_444_800_000 }); // up to 2100, whole milliseconds
 const delivery: fc.Arbitrary<Delivery> = fc.record({

@@ -1,4 +1,4 @@
-import type { Delivery, DeliveryStore, ScanDeliveriesOptions } from './delivery-store.js';
+import type { Delivery, DeliveryStore, ScanDeliveriesOptions } from '../delivery-store.js';
 
 /** Every stored delivery that matches, oldest first, read from the store one page at a time. */
 export async function* scanDeliveries(

@@ -1,8 +1,8 @@
-import type { Clock } from './clock.js';
-import type { HandlerContext, HandlerDefinition, PodEvent } from './define-handler.js';
-import type { Delivery } from './delivery.js';
-import type { EventType } from './event-types.js';
-import type { Logger } from './logger.js';
+import type { Clock } from '../clock.js';
+import type { HandlerContext, HandlerDefinition, PodEvent } from '../events/define-handler.js';
+import type { Delivery } from '../delivery.js';
+import type { EventType } from '../events/event-types.js';
+import type { Logger } from '../observability/logger.js';
 
 /** How one handler call ended. */
 export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload';

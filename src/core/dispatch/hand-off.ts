@@ -1,4 +1,4 @@
-import type { ClaimResult, NewDelivery } from './delivery.js';
+import type { ClaimResult, NewDelivery } from '../delivery.js';
 import type { Dispatcher } from './dispatcher.js';
 
 /**

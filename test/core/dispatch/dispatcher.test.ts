@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { DeliveryStore } from '../../src/core/delivery-store.js';
-import { createDispatcher, type DispatcherOptions } from '../../src/core/dispatcher.js';
-import { createRouter, defineHandler, type HandlerDefinition } from '../../src/index.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
-import { captureLogger } from '../helpers/capture-logger.js';
-import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { newDelivery } from '../store/store-contract.js';
+import type { DeliveryStore } from '../../../src/core/delivery-store.js';
+import { createDispatcher, type DispatcherOptions } from '../../../src/core/dispatch/dispatcher.js';
+import { createRouter, defineHandler, type HandlerDefinition } from '../../../src/index.js';
+import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
+import { newDelivery } from '../../store/store-contract.js';
 
 const tempDir = useTempDir();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRouter, defineHandler, EVENT_TYPES, patternMatches } from '../../src/index.js';
+import { createRouter, defineHandler, EVENT_TYPES, patternMatches } from '../../../src/index.js';
 
 describe('router', () => {
   it('matches exact types, prefixes and *', () => {

@@ -1,10 +1,10 @@
-import type { Clock } from './clock.js';
-import type { ClaimResult, NewDelivery } from './delivery.js';
-import { ConflictError, InvalidRequestError, PodhookError, UnavailableError } from './errors.js';
+import type { Clock } from '../clock.js';
+import type { ClaimResult, NewDelivery } from '../delivery.js';
+import { ConflictError, InvalidRequestError, PodhookError, UnavailableError } from '../errors.js';
 import { inspectBody } from './inspect-body.js';
-import type { SecretSource } from './secret-source.js';
-import type { SignatureCrypto } from './signature-crypto.js';
-import { verifySignature } from './verify-signature.js';
+import type { SecretSource } from '../signing/secret-source.js';
+import type { SignatureCrypto } from '../signing/signature-crypto.js';
+import { verifySignature } from '../signing/verify-signature.js';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
 export const EVENT_TYPE_HEADER = 'x-svc-event-type';

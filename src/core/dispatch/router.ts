@@ -1,4 +1,4 @@
-import type { EventPattern, HandlerDefinition } from './define-handler.js';
+import type { EventPattern, HandlerDefinition } from '../events/define-handler.js';
 
 /** Whether a pattern (`pod.created`, `pod.backup.*`, `*`) matches an event type. */
 export function patternMatches(pattern: EventPattern, type: string): boolean {

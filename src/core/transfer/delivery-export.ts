@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
-import { DELIVERY_STATUSES, type Delivery } from './delivery.js';
-import { PodhookError } from './errors.js';
+import { DELIVERY_STATUSES, type Delivery } from '../delivery.js';
+import { PodhookError } from '../errors.js';
 
 /**
  * The export format: JSON Lines, one self-describing object per delivery, each carrying this

@@ -1,5 +1,5 @@
-import type { Clock } from './clock.js';
-import { InvalidRequestError, UnauthorizedError, UnavailableError } from './errors.js';
+import type { Clock } from '../clock.js';
+import { InvalidRequestError, UnauthorizedError, UnavailableError } from '../errors.js';
 import { parseSignatureHeader, type ParsedSignatureHeader } from './signature-header.js';
 import type { SignatureCrypto } from './signature-crypto.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesToHex, parseSignatureHeader } from '../../src/core/signature-header.js';
+import { bytesToHex, parseSignatureHeader } from '../../../src/core/signing/signature-header.js';
 
 const HEX = 'a'.repeat(64);
 const HEX2 = '0123456789abcdef'.repeat(4);

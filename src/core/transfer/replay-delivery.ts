@@ -1,9 +1,9 @@
-import { systemClock, type Clock } from './clock.js';
-import type { HandlerDefinition } from './define-handler.js';
-import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome, HandlerRun } from './delivery-store.js';
-import type { Logger } from './logger.js';
-import type { Router } from './router.js';
-import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerResult } from './run-handler.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { HandlerDefinition } from '../events/define-handler.js';
+import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome, HandlerRun } from '../delivery-store.js';
+import type { Logger } from '../observability/logger.js';
+import type { Router } from '../dispatch/router.js';
+import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
 
 export interface ReplayerOptions {
   store: DeliveryStore;
