@@ -13,7 +13,7 @@ export interface CheckpointerOptions {
    * rewinds the WAL (see below).
    */
   writer?: Database.Database;
-  /** Default 4096 frames (16 MB of WAL). */
+  /** WAL length, in frames, from which a caught-up pass prompts the writer to rewind it (default 4096). */
   rewindAtFrames?: number;
 }
 
@@ -37,8 +37,7 @@ const run = () => {
   lastRun = Date.now();
   try {
     let r = pass();
-    // A WAL long enough to be rewound: copy what was committed during the pass too (a few more
-    // passes at most, each shorter), so the writer's own catch-up checkpoint has little left.
+    // Copy what was committed during the pass too, so the writer's catch-up checkpoint has little left.
     for (let i = 0; i < 3 && r.log >= workerData.rewindAtFrames; i++) {
       const before = r.log;
       r = pass();
@@ -56,21 +55,12 @@ parentPort.on('message', (m) => {
 `;
 
 /**
- * Moves WAL checkpoints off the ingest thread. SQLite's automatic checkpoint runs inside the
- * COMMIT that crosses 1000 WAL pages: it copies those pages into the database file and fsyncs
- * it, stalling every request waiting on that commit (the p99 spikes of tens of ms seen at a
- * steady rate). Here a worker thread with its own connection runs PASSIVE checkpoints every
- * `intervalMs`: they never block writers, and keep the WAL short so SQLite rewinds it.
- * The ingest connection keeps a high auto-checkpoint threshold as a backstop (node-runtime.ts).
+ * Runs PASSIVE WAL checkpoints every `intervalMs` on a worker thread with its own connection,
+ * so no ingest commit pays for SQLite's automatic checkpoint (a copy and an fsync inside COMMIT).
  *
- * Rewinding: SQLite restarts the WAL from its beginning only when a write transaction begins
- * while every frame is already copied. Under steady writes that moment never comes, since some
- * commit always lands while a pass runs (measured: a WAL growing to the 64 MB backstop every
- * 2 s at 1,000 deliveries/s, then one checkpoint of up to 250 ms of frames plus an fsync inside an
- * ingest commit). So when a pass has caught up with a long WAL (passes repeated while commits
- * keep landing, each shorter), it prompts the writer's thread to checkpoint the few frames
- * committed since: a short copy and the syncs, between two commits, and the next commit
- * rewinds the WAL.
+ * SQLite rewinds the WAL only when a write begins with every frame copied, which never happens
+ * under steady writes: so once a pass has caught up with a long WAL, the writer checkpoints the
+ * few frames committed since, between two commits, and its next commit rewinds the WAL.
  */
 export function startCheckpointer({ path, intervalMs = 250, writer, rewindAtFrames = 4096 }: CheckpointerOptions): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');

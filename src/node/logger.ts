@@ -11,12 +11,9 @@ export interface NodeLoggerOptions {
 }
 
 /**
- * pino, JSON lines on stdout. Redaction is a second line of defence: the code never passes a
- * secret, a signature or an unauthenticated body to the logger in the first place. It is the
- * core's `redactFields` (the Worker's logger applies the same rule), not pino's `redact`: with
- * wildcard paths, pino's redaction re-parses every path for every field of every line and
- * allocated about 8 KB per line, the largest single source of podhook's garbage under load
- * (README, Performance).
+ * pino, JSON lines on stdout. Redaction is a second line of defence (no secret is passed to a
+ * logger in the first place); it is the core's `redactFields`, the Worker's rule too, because
+ * pino's wildcard `redact` re-parses every path for every field of every line.
  */
 export function createNodeLogger({ level = 'info', pretty = false, destination }: NodeLoggerOptions = {}): Logger {
   const options = {
@@ -43,17 +40,15 @@ function redactChildBindings(logger: pino.Logger): pino.Logger {
   return logger;
 }
 
-/** How long a log line may wait in the buffer (the buffer is written at 4 KiB or this, whichever comes first). */
+/** How long a log line may wait in the buffer (it is written at CHUNK_CHARS or this, whichever comes first). */
 export const LOG_FLUSH_MS = 100;
 const CHUNK_CHARS = 4096;
 
 /**
- * stdout, written asynchronously in chunks of about 4 KiB: under load, one write() per dozen
- * lines instead of one per line (a delivery logs three). Lines wait in an array that is joined
- * once per chunk; sonic-boom's own `minLength` buffer measures the byte length of its whole
- * pending string on every line, which flattens it each time (about 6 KB of garbage per line
- * under load). sonic-boom still does the writing: partial writes, EAGAIN, a closed pipe. A timer
- * writes whatever waits every LOG_FLUSH_MS; at exit the rest is written synchronously.
+ * stdout, written asynchronously in chunks of CHUNK_CHARS or every LOG_FLUSH_MS, the rest
+ * synchronously at exit. Lines wait in an array joined once per chunk because sonic-boom's own
+ * `minLength` buffer re-measures, and so flattens, its whole pending string on every line;
+ * sonic-boom still does the writing (partial writes, EAGAIN, a closed pipe).
  */
 function bufferedStdout(): DestinationStream {
   const stream = pino.destination({ dest: 1, sync: false });

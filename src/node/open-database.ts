@@ -20,11 +20,9 @@ export interface OpenedDatabase {
 }
 
 /**
- * Opens (creating if needed) the SQLite file in WAL mode with `synchronous=FULL`: every commit
- * is on disk when it returns (it survives `kill -9` and power loss). The server then switches
- * its own connection to NORMAL plus an fdatasync of the WAL per group commit (wal-sync.ts),
- * the same guarantee without blocking the event loop. The file and its folder are created
- * readable by the owner only: the file holds signing secrets.
+ * Opens (creating if needed) the SQLite file in WAL mode with `synchronous=FULL`, so every
+ * commit is on disk when it returns; the server swaps that for wal-sync.ts on its own connection.
+ * The file and its folder are owner-only because the file holds signing secrets.
  */
 export function openDatabase(path: string, { busyTimeoutMs = 2000, migrate: runMigrations = true }: OpenDatabaseOptions = {}): OpenedDatabase {
   if (path !== ':memory:') {

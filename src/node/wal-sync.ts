@@ -8,15 +8,10 @@ export interface WalSync {
 }
 
 /**
- * Durable commits without blocking the event loop. The connection runs `synchronous=NORMAL`
- * (SQLite writes the WAL at COMMIT but does not fsync it); the group-commit driver then calls
- * `sync()`, an `fdatasync` of the WAL file on libuv's thread pool, and answers the batch only
- * after it resolves. Acknowledged deliveries are on disk exactly as with `synchronous=FULL`;
- * meanwhile the event loop reads and verifies the next requests instead of waiting in the
- * kernel. (NORMAL in WAL mode never corrupts the database; it only leaves the last commits
- * unsynced, which this sync covers.) The WAL file stays the same inode while this connection is
- * open: SQLite deletes it only when the last connection closes, and restarts or truncates it in
- * place.
+ * Durable commits without blocking the event loop: the connection runs `synchronous=NORMAL`
+ * and `sync()` fdatasyncs the WAL on libuv's thread pool, so a batch answered after it resolves
+ * is on disk as with `synchronous=FULL` while the event loop keeps reading requests.
+ * Keeping one descriptor is safe: SQLite restarts the WAL in place while a connection is open.
  */
 export function createWalSync(sqlite: Database.Database, databasePath: string): WalSync {
   sqlite.pragma('synchronous = NORMAL');

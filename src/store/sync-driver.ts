@@ -36,11 +36,9 @@ export interface SyncDriverOptions {
    */
   outcomeDelayMs?: number;
   /**
-   * Makes a committed batch durable before any of its writes is answered; a batch of leases
-   * and outcomes only, which a crash may lose, does not wait for it. Node's server runs
-   * its connection with `synchronous=NORMAL` and passes an fdatasync of the WAL on the thread
-   * pool: the event loop parses the next requests while the disk syncs, instead of blocking in
-   * SQLite's own fsync (`synchronous=FULL`, the default when this is not given).
+   * Makes a committed batch durable before any of its writes is answered (a batch of only leases
+   * and outcomes, which a crash may lose, does not wait). Node passes wal-sync.ts so the event
+   * loop is not blocked in SQLite's own fsync; without it the connection's `synchronous` applies.
    */
   durable?: () => Promise<void>;
 }
