@@ -130,7 +130,8 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     alerts,
     async heartbeat() {
       const downtime = await beats.beat();
-      if (downtime) await alerts.downtime(downtime);
+      // Logged now; the send runs under waitUntil, so the cron's dispatch does not wait for it.
+      if (downtime) void alerts.downtime(downtime);
       return downtime;
     },
     lastDowntime: () => beats.lastDowntime(),
