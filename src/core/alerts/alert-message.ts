@@ -121,7 +121,8 @@ export function downtimeAlert(downtime: Downtime): Alert {
   const outlook = o.probablyDisabled
     ? `That is longer than the service's retries (${ladder}, about 22.4 hours): it has probably disabled the webhook ` +
       `(disabled_by_us_at set around ${formatUtc(o.disabledAround!)}) and sends nothing more until it is re-enabled. ` +
-      `Re-enable it, then ask the service for the events missed since ${formatUtc(downtime.from)}.`
+      `Re-enable it in the service's dashboard, or register a new one with \`podhook register\`; ` +
+      `deliveries it gave up on are not sent again, so check the state of your pods.`
     : `The service retries deliveries it sent meanwhile after ${ladder}: they should arrive by ${formatUtc(o.retriesDueBy ?? downtime.until)}.`;
   return {
     kind: 'downtime',
