@@ -35,6 +35,8 @@ export default defineConfig({
           name: 'workerd',
           include: ['test/worker/**/*.test.ts'],
           setupFiles: ['./test/worker/apply-migrations.ts'],
+          // A receiver on 127.0.0.1 (in Node) for the Worker's alerts.
+          globalSetup: ['./test/worker/alert-receiver.global.ts'],
         },
       },
     ],

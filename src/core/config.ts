@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { splitSecrets } from './signing/secret-source.js';
+import { alertUrlProblem } from './alerts/alert-url.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -31,7 +32,16 @@ const ConfigSchema = z.object({
   HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
   RETRY_BASE_MS: optional(integer(1, 3_600_000)),
   RETRY_MAX_MS: optional(integer(1, 86_400_000)),
+  ALERT_WEBHOOK_URL: optional(z.string().superRefine((v, ctx) => {
+    const problem = alertUrlProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })),
+  ALERT_DOWNTIME_MINUTES: optional(integer(1, 10_080)),
+  ALERT_MIN_INTERVAL_MINUTES: optional(integer(1, 1440)),
 });
+
+/** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
+const UNSHOWN = new Set(['SVC_WEBHOOK_SECRET', 'ALERT_WEBHOOK_URL']);
 
 /** The receiver's configuration, from the environment, with defaults applied. */
 export interface Config {
@@ -54,6 +64,14 @@ export interface Config {
     retryBaseMs: number;
     retryMaxMs: number;
   };
+  alerts: {
+    /** Where alerts are POSTed; null: alerts only go to the log. */
+    webhookUrl: string | null;
+    /** A gap in heartbeats longer than this is a downtime. */
+    downtimeMinutes: number;
+    /** At most one alert per kind and key in this time. */
+    minIntervalMinutes: number;
+  };
 }
 
 /**
@@ -65,7 +83,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const shown = name === 'SVC_WEBHOOK_SECRET' ? '' : ` (got ${JSON.stringify(env[name])})`;
+    const shown = UNSHOWN.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
     const message = name === 'RETENTION_DAYS' && issue.code === 'too_small'
       ? 'must be at least 2: the sender retries for about 22.4 hours and dedupe must outlive that'
       : issue.message;
@@ -89,6 +107,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       handlerTimeoutMs: e.HANDLER_TIMEOUT_MS ?? 30_000,
       retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
       retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
+    },
+    alerts: {
+      webhookUrl: e.ALERT_WEBHOOK_URL ?? null,
+      downtimeMinutes: e.ALERT_DOWNTIME_MINUTES ?? 5,
+      minIntervalMinutes: e.ALERT_MIN_INTERVAL_MINUTES ?? 10,
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { HeartbeatStore } from './alerts/heartbeat-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery } from './delivery.js';
 
 export interface ListDeliveriesOptions {
@@ -61,7 +62,7 @@ export interface QueueStats {
  * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
  * checked by one contract suite. All methods are async so one interface fits both drivers.
  */
-export interface DeliveryStore {
+export interface DeliveryStore extends HeartbeatStore {
   /**
    * Claims each delivery atomically, all in one transaction (one commit, one sync):
    * a new event id is inserted; a stored id with the same type counts one more delivery;

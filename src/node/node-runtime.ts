@@ -1,4 +1,9 @@
 import type { Hono } from 'hono';
+import { createAlerter, type Alerter } from '../core/alerts/alerter.js';
+import { combineObservers } from '../core/alerts/combine-observers.js';
+import { createHeartbeat, HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
+import { createFetchPost } from '../core/alerts/post-alert.js';
+import type { Downtime } from '../core/alerts/retry-ladder.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -44,6 +49,10 @@ export interface NodeRuntime {
   startBackground(): void;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small transactions. */
   prune(): Promise<number>;
+  /** Alerts to ALERT_WEBHOOK_URL (`alerts.conflict(...)` for quarantined conflicts). */
+  alerts: Alerter;
+  /** The last downtime found from the heartbeats (epoch ms), for the inspector's banner and stats. */
+  lastDowntime(): Promise<Downtime | null>;
   /** Stops background work, lets in-flight handlers finish within `graceMs`, closes the database. */
   close(graceMs?: number): Promise<void>;
 }
@@ -102,6 +111,21 @@ export function createNodeRuntime({
   };
 
   const metrics = createPodhookMetrics(store);
+  const alerts = createAlerter({
+    post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
+    logger,
+    clock,
+    minIntervalMs: config.alerts.minIntervalMinutes * 60_000,
+    // An alert still retrying does not keep a stopping process alive.
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+    secrets: config.secrets,
+  });
+  const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
+  const beat = () =>
+    void heartbeat
+      .beat()
+      .then((downtime) => downtime && alerts.downtime(downtime))
+      .catch((error: Error) => logger.error({ err: error.message }, 'heartbeat failed'));
   const d = config.dispatch;
   const dispatcher = createDispatcher({
     store,
@@ -111,7 +135,7 @@ export function createNodeRuntime({
     owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
     ...dispatchTuning(config),
     random,
-    observer: metrics.observer,
+    observer: combineObservers(metrics.observer, alerts.observer),
     schedule: setImmediate,
   });
 
@@ -180,7 +204,11 @@ export function createNodeRuntime({
     dispatcher,
     database,
     prune,
+    alerts,
+    lastDowntime: () => heartbeat.lastDowntime(),
     startBackground() {
+      beat(); // at start: how long was the receiver down?
+      timers.push(setInterval(beat, HEARTBEAT_EVERY_MS).unref());
       if (d.enabled) {
         dispatcher.wake(); // whatever a previous process left queued or due
         timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
@@ -197,6 +225,8 @@ export function createNodeRuntime({
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
         await dispatcher.stop(graceMs);
+        // The last sign of life, so the next start measures the downtime from this stop.
+        await store.writeHeartbeat(clock()).catch(() => {});
         await checkpointer?.stop();
         database.close();
         walSync?.close();

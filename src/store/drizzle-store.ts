@@ -21,6 +21,7 @@ import {
 } from './statements.js';
 import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
+import { heartbeatMethods } from './heartbeat-methods.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -186,5 +187,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
     },
 
     ...deliveryTransferMethods(db, driver),
+    ...heartbeatMethods(db),
   };
 }

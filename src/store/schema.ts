@@ -79,3 +79,14 @@ export const webhookSecrets = sqliteTable('webhook_secrets', {
   fingerprint: text('fingerprint').notNull().unique(),
   createdAt: integer('created_at').notNull(),
 });
+
+/**
+ * The receiver's heartbeat (one row, `receiver`, beaten by every process every 30 s) and the
+ * last downtime it revealed: a gap between heartbeats is how long nobody answered the sender.
+ */
+export const heartbeats = sqliteTable('heartbeats', {
+  name: text('name').primaryKey(),
+  beatAt: integer('beat_at').notNull(),
+  downFrom: integer('down_from'),
+  downUntil: integer('down_until'),
+});

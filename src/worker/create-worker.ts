@@ -1,4 +1,5 @@
-import type { Clock } from '../core/clock.js';
+import { createAlertMemory, type AlertMemory } from '../core/alerts/alerter.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
@@ -25,14 +26,18 @@ export function isPruneRun(scheduledTime: number): boolean {
  * The Worker's handlers. `fetch` builds the app from the bindings for each request and hands
  * the dispatcher's drain to `ctx.waitUntil` once a delivery is stored, so the `200` never
  * waits for handlers. `scheduled` (the cron trigger) runs whatever is queued or due for retry,
- * including deliveries whose `waitUntil` was cut short, and prunes old rows once an hour.
+ * including deliveries whose `waitUntil` was cut short, prunes old rows once an hour, and records
+ * the heartbeat whose gaps are downtimes (alerts go out under `waitUntil`).
  *
  * @example
  * export default createWorker({ handlers }); // src/worker/index.ts
  */
 export function createWorker(options: CreateWorkerOptions = {}): ExportedHandler<WorkerEnv> {
+  // Per isolate, not per request: rate limits and the failing-handler window span requests.
+  let memory: AlertMemory | undefined;
+  const alertMemory = (minIntervalMs: number) => (memory ??= createAlertMemory({ clock: options.clock ?? systemClock, minIntervalMs }));
   const runtimeFor = (env: WorkerEnv, ctx: ExecutionContext) =>
-    createWorkerRuntime({ ...options, env, waitUntil: (work) => ctx.waitUntil(work) });
+    createWorkerRuntime({ ...options, env, waitUntil: (work) => ctx.waitUntil(work), alertMemory });
 
   return {
     async fetch(request, env, ctx) {
@@ -55,6 +60,8 @@ export function createWorker(options: CreateWorkerOptions = {}): ExportedHandler
       const runtime = runtimeFor(env, ctx);
       const { dispatcher, config, logger } = runtime;
       try {
+        // A gap since the previous cron's heartbeat is a downtime; its alert goes out under waitUntil.
+        await runtime.heartbeat().catch((error: Error) => logger.error({ err: error.message }, 'heartbeat failed'));
         if (config.dispatch.enabled) await dispatcher.runUntilIdle();
         if (isPruneRun(controller.scheduledTime)) await runtime.prune();
       } catch (error) {

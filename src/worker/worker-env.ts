@@ -16,6 +16,10 @@ export interface WorkerEnv {
   HANDLER_TIMEOUT_MS?: string;
   RETRY_BASE_MS?: string;
   RETRY_MAX_MS?: string;
+  /** Alerts: a secret when its URL carries a token (`wrangler secret put ALERT_WEBHOOK_URL`). */
+  ALERT_WEBHOOK_URL?: string;
+  ALERT_DOWNTIME_MINUTES?: string;
+  ALERT_MIN_INTERVAL_MINUTES?: string;
 }
 
 /** The variables of `WorkerEnv` that configure podhook (everything but the bindings). */
@@ -31,6 +35,9 @@ export const WORKER_VARIABLES = [
   'HANDLER_TIMEOUT_MS',
   'RETRY_BASE_MS',
   'RETRY_MAX_MS',
+  'ALERT_WEBHOOK_URL',
+  'ALERT_DOWNTIME_MINUTES',
+  'ALERT_MIN_INTERVAL_MINUTES',
 ] as const satisfies readonly (keyof WorkerEnv)[];
 
 /** The configuring variables as the plain string map `parseConfig` takes. */

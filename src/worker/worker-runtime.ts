@@ -1,4 +1,8 @@
 import type { Hono } from 'hono';
+import { createAlerter, type Alerter, type AlertMemory } from '../core/alerts/alerter.js';
+import { createHeartbeat } from '../core/alerts/heartbeat.js';
+import { createFetchPost } from '../core/alerts/post-alert.js';
+import type { Downtime } from '../core/alerts/retry-ladder.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -29,6 +33,8 @@ export interface WorkerRuntimeOptions {
   clock?: Clock;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Alert rate limits and handler outcomes kept across requests (one per isolate). */
+  alertMemory?: (minIntervalMs: number) => AlertMemory;
 }
 
 export interface WorkerRuntime {
@@ -39,6 +45,12 @@ export interface WorkerRuntime {
   logger: Logger;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches. */
   prune(): Promise<number>;
+  /** Alerts to ALERT_WEBHOOK_URL, sent under `waitUntil` (`alerts.conflict(...)` for quarantined conflicts). */
+  alerts: Alerter;
+  /** Records a heartbeat (the cron does, every minute); a gap longer than ALERT_DOWNTIME_MINUTES is logged and alerted. */
+  heartbeat(): Promise<Downtime | null>;
+  /** The last downtime found from the heartbeats (epoch ms), for the inspector's banner and stats. */
+  lastDowntime(): Promise<Downtime | null>;
 }
 
 /** Web Crypto keeps no I/O, so one instance (and its imported-key cache) serves every request. */
@@ -51,7 +63,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -62,6 +74,18 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     loadStored: async () => (await store.listSecrets()).map((s) => s.secret),
   });
 
+  const minIntervalMs = config.alerts.minIntervalMinutes * 60_000;
+  const alerts = createAlerter({
+    post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
+    logger: log,
+    clock,
+    minIntervalMs,
+    defer: waitUntil,
+    secrets: config.secrets,
+    memory: alertMemory?.(minIntervalMs),
+  });
+  const beats = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
+
   const d = config.dispatch;
   const dispatcher = createDispatcher({
     store,
@@ -71,6 +95,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
     ...dispatchTuning(config),
     random,
+    observer: alerts.observer,
   });
   const afterResponse = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
   const drain = () =>
@@ -102,6 +127,14 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     dispatcher,
     config,
     logger: log,
+    alerts,
+    async heartbeat() {
+      const downtime = await beats.beat();
+      // Logged now; the send runs under waitUntil, so the cron's dispatch does not wait for it.
+      if (downtime) void alerts.downtime(downtime);
+      return downtime;
+    },
+    lastDowntime: () => beats.lastDowntime(),
     async prune() {
       const before = clock() - config.retentionDays * 86_400_000;
       const removed = await pruneExpired({ store, before });

@@ -22,7 +22,30 @@ describe('parseConfig', () => {
         retryBaseMs: 2000,
         retryMaxMs: 900000,
       },
+      alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
     });
+  });
+
+  it('takes an https alert URL anywhere and an http one only on loopback', () => {
+    for (const url of ['https://hooks.example.com/services/T0/B0/x', 'http://127.0.0.1:9000/a', 'http://localhost/a', 'http://[::1]:8080/']) {
+      expect(parseConfig({ ALERT_WEBHOOK_URL: url }).alerts.webhookUrl).toBe(url);
+    }
+    expect(parseConfig({ ALERT_DOWNTIME_MINUTES: '1', ALERT_MIN_INTERVAL_MINUTES: '30' }).alerts).toMatchObject({ downtimeMinutes: 1, minIntervalMinutes: 30 });
+  });
+
+  it.each([
+    ['http://hooks.example.com/services/T0/B0/tok3n', /ALERT_WEBHOOK_URL may use http:\/\/ only for a loopback host/],
+    ['http://10.0.0.5/alert-tok3n', /ALERT_WEBHOOK_URL may use http:\/\/ only for a loopback host/],
+    ['ftp://127.0.0.1/tok3n', /ALERT_WEBHOOK_URL must be an https:\/\/ URL/],
+    ['hooks.example.com/tok3n', /ALERT_WEBHOOK_URL must be an absolute https:\/\/ URL/],
+  ])('refuses ALERT_WEBHOOK_URL=%s without echoing it (its path is often a token)', (url, message) => {
+    expect(() => parseConfig({ ALERT_WEBHOOK_URL: url })).toThrow(message);
+    expect(() => parseConfig({ ALERT_WEBHOOK_URL: url })).not.toThrow(/tok3n/);
+  });
+
+  it('refuses an alert downtime threshold under one minute', () => {
+    expect(() => parseConfig({ ALERT_DOWNTIME_MINUTES: '0' })).toThrow(/^invalid configuration: ALERT_DOWNTIME_MINUTES must be at least 1 \(got "0"\)$/);
+    expect(() => parseConfig({ ALERT_MIN_INTERVAL_MINUTES: 'ten' })).toThrow(/ALERT_MIN_INTERVAL_MINUTES must be a whole number/);
   });
 
   it('splits comma-separated secrets, trimming blanks', () => {

@@ -31,9 +31,9 @@ export interface ServerProcess {
   output: () => string;
 }
 
-/** Starts `podhook serve` in a child process and waits for its "listening" line. */
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+/** Starts `podhook serve [args]` in a child process and waits for its "listening" line. */
+export async function spawnServer(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

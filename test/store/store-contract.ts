@@ -357,6 +357,20 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
         expect(await store.leaseEvents({ eventIds: [busy.eventId], owner: 'replay', now: now + 1001, leaseMs: 1000 })).toHaveLength(1);
       }),
     );
+
+    it(
+      'keeps one heartbeat for the receiver and the last downtime until another replaces it',
+      withStore(async (store) => {
+        expect(await store.readHeartbeat()).toBeNull();
+        await store.writeHeartbeat(1000);
+        expect(await store.readHeartbeat()).toEqual({ beatAt: 1000, downtime: null });
+        await store.writeHeartbeat(900_000, { from: 1000, until: 900_000 });
+        await store.writeHeartbeat(930_000);
+        expect(await store.readHeartbeat()).toEqual({ beatAt: 930_000, downtime: { from: 1000, until: 900_000 } });
+        await store.writeHeartbeat(5_000_000, { from: 930_000, until: 5_000_000 });
+        expect(await store.readHeartbeat()).toEqual({ beatAt: 5_000_000, downtime: { from: 930_000, until: 5_000_000 } });
+      }),
+    );
   });
 }
 

@@ -1,0 +1,165 @@
+import { RETRY_LADDER_MINUTES, retryOutlook, type Downtime } from './retry-ladder.js';
+
+/** What an alert is about. `conflict`: deliveries quarantined as conflicts (reliability work). */
+export type AlertKind = 'dead_letter' | 'handler_failing' | 'downtime' | 'conflict';
+
+/**
+ * The JSON podhook POSTs to `ALERT_WEBHOOK_URL`: `text` is one line for people (Slack reads it),
+ * `podhook` the same facts for code. Never a body, a header value or a secret.
+ */
+export interface AlertPayload {
+  text: string;
+  podhook: { kind: AlertKind; [field: string]: unknown };
+}
+
+/** An alert before it is sent: `key` is what rate limiting counts per kind (a handler, an event type). */
+export interface Alert {
+  kind: AlertKind;
+  key: string;
+  payload: AlertPayload;
+}
+
+export interface DeadLetterFacts {
+  eventId: string;
+  eventType: string;
+  attempts: number;
+  /** The handlers that failed on the last attempt, errors already scrubbed. */
+  failures: ReadonlyArray<{ handler: string; error: string }>;
+}
+
+export interface HandlerFailingFacts {
+  handler: string;
+  runs: number;
+  failures: number;
+  windowMinutes: number;
+}
+
+export interface ConflictFacts {
+  events: ReadonlyArray<{ eventId: string; eventType: string }>;
+}
+
+/** How many conflicting events are named in the text, and at most in the JSON. */
+const TEXT_IDS = 3;
+const JSON_IDS = 50;
+
+/** Slack treats `&`, `<` and `>` as markup; anything quoted from an error is escaped. */
+export function escapeText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** `2026-11-25 03:20 UTC`. */
+export function formatUtc(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** `1 d 2 h 5 min`, `47 min`, `40 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const parts: string[] = [];
+  const d = Math.floor(minutes / 1440);
+  const h = Math.floor((minutes % 1440) / 60);
+  const m = minutes % 60;
+  if (d) parts.push(`${d} d`);
+  if (h) parts.push(`${h} h`);
+  if (m || parts.length === 0) parts.push(`${m} min`);
+  return parts.join(' ');
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A delivery became dead: every failing handler of its last attempt, keyed by the first one (or the type). */
+export function deadLetterAlert({ eventId, eventType, attempts, failures }: DeadLetterFacts): Alert {
+  const first = failures[0];
+  const why = first
+    ? failures.map((f) => `${f.handler}: ${f.error}`).join('; ')
+    : 'it could not be dispatched (see `podhook deliveries --status dead`)';
+  return {
+    kind: 'dead_letter',
+    key: first?.handler ?? eventType,
+    payload: {
+      text: escapeText(
+        `podhook: delivery ${eventId} (${eventType}) is dead after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${why}. ` +
+          `Fix the cause, then \`podhook replay ${eventId}\`.`,
+      ),
+      podhook: {
+        kind: 'dead_letter',
+        event_id: eventId,
+        event_type: eventType,
+        attempts,
+        handler: first?.handler ?? null,
+        error: first?.error ?? null,
+        failures: failures.map((f) => ({ handler: f.handler, error: f.error })),
+      },
+    },
+  };
+}
+
+/** A handler fails most of its recent runs. */
+export function handlerFailingAlert({ handler, runs, failures, windowMinutes }: HandlerFailingFacts): Alert {
+  return {
+    kind: 'handler_failing',
+    key: handler,
+    payload: {
+      text: escapeText(
+        `podhook: handler ${handler} failed ${failures} of its ${runs} runs in the last ${windowMinutes} minutes; ` +
+          `deliveries are retried and become dead letters after DISPATCH_MAX_ATTEMPTS.`,
+      ),
+      podhook: { kind: 'handler_failing', handler, runs, failures, window_minutes: windowMinutes },
+    },
+  };
+}
+
+/**
+ * The receiver was down: for how long, what the sender's ladder does with the deliveries it sent
+ * meanwhile and until when, and past about 22.4 hours that the webhook is probably disabled.
+ */
+export function downtimeAlert(downtime: Downtime): Alert {
+  const o = retryOutlook(downtime);
+  const down = `podhook was down for ${formatDuration(o.downtimeMs)} (from ${formatUtc(downtime.from)} until ${formatUtc(downtime.until)}).`;
+  const ladder = `${RETRY_LADDER_MINUTES.slice(0, -1).join(', ')} and ${RETRY_LADDER_MINUTES.at(-1)} minutes`;
+  const outlook = o.probablyDisabled
+    ? `That is longer than the service's retries (${ladder}, about 22.4 hours): it has probably disabled the webhook ` +
+      `(disabled_by_us_at set around ${formatUtc(o.disabledAround!)}) and sends nothing more until it is re-enabled. ` +
+      `Re-enable it in the service's dashboard, or register a new one with \`podhook register\`; ` +
+      `deliveries it gave up on are not sent again, so check the state of your pods.`
+    : `The service retries deliveries it sent meanwhile after ${ladder}: they should arrive by ${formatUtc(o.retriesDueBy ?? downtime.until)}.`;
+  return {
+    kind: 'downtime',
+    key: 'receiver',
+    payload: {
+      text: `${down} ${outlook}`,
+      podhook: {
+        kind: 'downtime',
+        down_from: iso(downtime.from),
+        down_until: iso(downtime.until),
+        down_minutes: Math.round(o.downtimeMs / 60_000),
+        retry_ladder_minutes: [...RETRY_LADDER_MINUTES],
+        retries_due_by: iso(o.retriesDueBy),
+        probably_disabled: o.probablyDisabled,
+        disabled_around: iso(o.disabledAround),
+      },
+    },
+  };
+}
+
+/** Deliveries quarantined as conflicts: event ids and types only. */
+export function conflictAlert({ events }: ConflictFacts): Alert {
+  const named = events.slice(0, TEXT_IDS).map((e) => `${e.eventId} (${e.eventType})`).join(', ');
+  const more = events.length > TEXT_IDS ? ` and ${events.length - TEXT_IDS} more` : '';
+  return {
+    kind: 'conflict',
+    key: 'quarantine',
+    payload: {
+      text: escapeText(
+        `podhook: ${events.length} deliver${events.length === 1 ? 'y was' : 'ies were'} quarantined as conflicts: ${named}${more}. ` +
+          `Nothing was dispatched for them; inspect them before replaying.`,
+      ),
+      podhook: {
+        kind: 'conflict',
+        count: events.length,
+        events: events.slice(0, JSON_IDS).map((e) => ({ event_id: e.eventId, event_type: e.eventType })),
+      },
+    },
+  };
+}

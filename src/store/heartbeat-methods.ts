@@ -1,0 +1,26 @@
+import { eq } from 'drizzle-orm';
+import type { HeartbeatStore } from '../core/alerts/heartbeat-store.js';
+import { heartbeats } from './schema.js';
+import type { AnySqliteDatabase } from './statements.js';
+
+/** Every process on one database beats this one row. */
+const RECEIVER = 'receiver';
+
+/** Heartbeat reads and writes: one small upsert every 30 s, outside the group-committed ingest writes. */
+export function heartbeatMethods(db: AnySqliteDatabase): HeartbeatStore {
+  return {
+    async readHeartbeat() {
+      const [row] = await db.select().from(heartbeats).where(eq(heartbeats.name, RECEIVER)).limit(1);
+      if (!row) return null;
+      const downtime = row.downFrom !== null && row.downUntil !== null ? { from: row.downFrom, until: row.downUntil } : null;
+      return { beatAt: row.beatAt, downtime };
+    },
+    async writeHeartbeat(beatAt, downtime) {
+      const down = downtime ? { downFrom: downtime.from, downUntil: downtime.until } : {};
+      await db
+        .insert(heartbeats)
+        .values({ name: RECEIVER, beatAt, ...down })
+        .onConflictDoUpdate({ target: heartbeats.name, set: { beatAt, ...down } });
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { conflictAlert, deadLetterAlert, downtimeAlert, formatDuration, handlerFailingAlert } from '../../../src/core/alerts/alert-message.js';
+import { scrubError } from '../../../src/core/alerts/scrub-error.js';
+
+const MIN = 60_000;
+const T = Date.UTC(2026, 10, 25, 1, 0);
+
+describe('alert messages', () => {
+  it('downtime under the ladder: how long, the ladder, and until when the retries arrive', () => {
+    const { key, payload } = downtimeAlert({ from: T, until: T + 125 * MIN });
+    expect(key).toBe('receiver');
+    expect(payload.text).toBe(
+      'podhook was down for 2 h 5 min (from 2026-11-25 01:00 UTC until 2026-11-25 03:05 UTC). ' +
+        'The service retries deliveries it sent meanwhile after 1, 5, 15, 60, 180, 360 and 720 minutes: they should arrive by 2026-11-25 06:05 UTC.',
+    );
+    expect(payload.text).not.toMatch(/\n/);
+    expect(payload.podhook).toEqual({
+      kind: 'downtime',
+      down_from: '2026-11-25T01:00:00.000Z',
+      down_until: '2026-11-25T03:05:00.000Z',
+      down_minutes: 125,
+      retry_ladder_minutes: [1, 5, 15, 60, 180, 360, 720],
+      retries_due_by: '2026-11-25T06:05:00.000Z',
+      probably_disabled: false,
+      disabled_around: null,
+    });
+  });
+
+  it('downtime past about 22.4 hours: the webhook is probably disabled (disabled_by_us_at) and must be re-enabled', () => {
+    const { payload } = downtimeAlert({ from: T, until: T + 26 * 60 * MIN });
+    expect(payload.text).toMatch(/^podhook was down for 1 d 2 h \(from 2026-11-25 01:00 UTC until 2026-11-26 03:00 UTC\)\. /);
+    expect(payload.text).toContain('about 22.4 hours');
+    expect(payload.text).toContain('disabled_by_us_at set around 2026-11-25 23:21 UTC');
+    expect(payload.text).toContain('Re-enable it');
+    expect(payload.podhook).toMatchObject({ probably_disabled: true, retries_due_by: null, disabled_around: '2026-11-25T23:21:00.000Z' });
+  });
+
+  it('dead letter: event id, type, handler and error, keyed by the handler', () => {
+    const a = deadLetterAlert({ eventId: 'e1', eventType: 'pod.created', attempts: 3, failures: [{ handler: 'notify', error: 'Error: <down> & out' }] });
+    expect(a.key).toBe('notify');
+    expect(a.payload.text).toBe('podhook: delivery e1 (pod.created) is dead after 3 attempts: notify: Error: &lt;down&gt; &amp; out. Fix the cause, then `podhook replay e1`.');
+    expect(a.payload.podhook).toEqual({
+      kind: 'dead_letter',
+      event_id: 'e1',
+      event_type: 'pod.created',
+      attempts: 3,
+      handler: 'notify',
+      error: 'Error: <down> & out',
+      failures: [{ handler: 'notify', error: 'Error: <down> & out' }],
+    });
+    // No handler failed (the stored body could not be parsed): keyed by the type.
+    const unparsable = deadLetterAlert({ eventId: 'e2', eventType: 'pod.deleted', attempts: 0, failures: [] });
+    expect(unparsable.key).toBe('pod.deleted');
+    expect(unparsable.payload.podhook).toMatchObject({ handler: null, error: null });
+  });
+
+  it('handler failing and conflict (ids and types only, the text names the first three)', () => {
+    expect(handlerFailingAlert({ handler: 'h', runs: 6, failures: 4, windowMinutes: 15 }).payload.text).toMatch(/^podhook: handler h failed 4 of its 6 runs in the last 15 minutes/);
+    const events = Array.from({ length: 5 }, (_, i) => ({ eventId: `id${i}`, eventType: 'pod.created' }));
+    const c = conflictAlert({ events });
+    expect(c.payload.text).toMatch(/^podhook: 5 deliveries were quarantined as conflicts: id0 \(pod.created\), id1 \(pod.created\), id2 \(pod.created\) and 2 more\./);
+    expect(c.payload.podhook).toEqual({ kind: 'conflict', count: 5, events: events.map((e) => ({ event_id: e.eventId, event_type: e.eventType })) });
+  });
+
+  it('formats durations for people', () => {
+    expect([40_000, 7 * MIN, 60 * MIN, 1441 * MIN].map(formatDuration)).toEqual(['40 s', '7 min', '1 h', '1 d 1 min']);
+  });
+});
+
+describe('scrubError', () => {
+  it('keeps one line, drops secrets and the body quote of a JSON parse error, and caps the length', () => {
+    expect(scrubError('Error: bad\n  token whsec_live_123456789 used', ['whsec_live_123456789'])).toBe('Error: bad token [redacted] used');
+    expect(scrubError(`invalid_json: Unexpected token 'p', "password=hunter2" is not valid JSON`)).toBe('invalid_json: the stored body is not valid JSON');
+    const long = scrubError('x'.repeat(1000));
+    expect(long).toHaveLength(300);
+    expect(long.endsWith('…')).toBe(true);
+  });
+});
