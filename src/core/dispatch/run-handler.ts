@@ -70,12 +70,7 @@ export function describeFailures(results: readonly HandlerResult[]): string | nu
     .slice(0, 2000) || null;
 }
 
-/**
- * One handler call that may be ended early (time limit, shutdown). `race` settles with the
- * handler's own promise or, once the call is ended, rejects with the reason: a handler that
- * ignores its signal is no longer awaited. The `AbortSignal` is made lazily and no promise
- * outlives the call, because most handlers never read `ctx.signal` and this runs per delivery.
- */
+/** One handler call that may be ended early (time limit, shutdown); lean, as it runs per delivery. */
 class RunningCall {
   private reject: ((reason: Error) => void) | undefined;
   private controller: AbortController | undefined;
@@ -83,6 +78,7 @@ class RunningCall {
   /** Ended by shutdown rather than by its time limit. */
   interrupted = false;
 
+  /** Settles with the handler, or rejects once ended: a handler ignoring its signal is no longer awaited. */
   race<T>(work: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.reason) return reject(this.reason);
@@ -91,6 +87,7 @@ class RunningCall {
     });
   }
 
+  /** Made only when read, as most handlers never read it. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
