@@ -167,6 +167,13 @@ describe('podhook register: the service answers (branching on error.code)', () =
     expect(result.stderr).toContain('details: {"field":"url","problem":"not_https"}');
   });
 
+  it('takes --allow-local-urls (emulate used to spell it so) as --allow-local-url', async () => {
+    const { emu, requests } = await service();
+    const result = await runMain(['register', '--allow-local-urls', '--url', 'http://127.0.0.1:3000/webhooks'], envFor(emu, dbIn(tempDir())));
+    expect(result.code).toBe(4); // checked by the service, not refused locally
+    expect(await requests()).toHaveLength(1);
+  });
+
   it('limit_exceeded: exit 5 after 10 webhooks, saying the limit', async () => {
     const { emu } = await service();
     const db = dbIn(tempDir());
