@@ -18,6 +18,8 @@ export interface CommandIo {
   stdin: NodeJS.ReadableStream;
   /** Whether stderr is a terminal: progress bars are drawn only there. */
   stderrIsTTY?: boolean;
+  /** How a command waits (a rate limit's retry_after_seconds); tests pass one that moves a fake clock. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** What `parseArgs` gives for these options (strict), so commands read typed values. */

@@ -115,6 +115,7 @@ On a failure the service's x-request-id is printed, for support.`,
         userAgent: 'podhook-cli',
         maxRateLimitRetries: MAX_RATE_LIMIT_RETRIES,
         maxWaitSeconds: MAX_WAIT_SECONDS,
+        sleep: io.sleep,
         onRateLimited: ({ waitSeconds, retry, maxRetries, requestId }) =>
           say(`rate limited by the service (request id ${requestId}); waiting ${waitSeconds} s before retry ${retry} of ${maxRetries}…`),
       });
