@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { DeliveryStore } from '../../../src/core/delivery-store.js';
 import { createDispatcher, type DispatcherOptions } from '../../../src/core/dispatch/dispatcher.js';
 import { createRouter, defineHandler, type HandlerDefinition } from '../../../src/index.js';
+import { createPodhookMetrics } from '../../../src/core/observability/podhook-metrics.js';
 import { openSqliteStore } from '../../../src/node/sqlite-store.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
@@ -167,12 +168,19 @@ describe('dispatcher', () => {
       started();
       return new Promise(() => {});
     });
-    const first = setup([hangs], { owner: 'first', maxAttempts: 2 }, path);
+    const metricsStore = openSqliteStore(path);
+    const metrics = createPodhookMetrics(metricsStore.store);
+    const first = setup([hangs], { owner: 'first', maxAttempts: 2, observer: metrics.observer }, path);
     const d = await first.ingest();
     first.dispatcher.wake();
     await running;
     await first.dispatcher.stop(10);
     first.close();
+    const text = await metrics.registry.render();
+    expect(text).toContain('podhook_handler_runs_total{handler="h",outcome="interrupted"} 1');
+    expect(text).not.toContain('podhook_handler_failures_total{handler="h"}');
+    expect(text).not.toContain('podhook_dispatch_outcomes_total{');
+    metricsStore.close();
 
     // The restarted process, same file: the delivery is still due and nothing was counted.
     const finished: unknown[] = [];
