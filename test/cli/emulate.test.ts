@@ -39,7 +39,9 @@ async function spawnEmulate(args: string[]) {
 
 describe('podhook emulate', () => {
   it('serves the stand-in: register with the CLI, emit an event, the receiver processes it, SIGTERM exits 0', async () => {
+    // --allow-local-urls, the old spelling, is an alias of --allow-local-url.
     const emulate = await spawnEmulate(['--port', '0', '--api-key', KEY, '--allow-local-urls', '--time-scale', '0.001']);
+    expect(emulate.stderr()).toContain('npx podhook register --url <url> --allow-local-url\n');
     const db = dbIn(tempDir());
     const receiver = await startServer({
       config: parseConfig({ DATABASE_PATH: db, PORT: '0', HOST: '127.0.0.1' }),
