@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     testTimeout: 20_000,
+    // Log lines (the Worker's console logger among them) are shown for failing tests only.
+    silent: 'passed-only',
     hookTimeout: 30_000,
     // Tests spawn real servers and SQLite files; two workers match this 2-core machine.
     maxWorkers: 2,

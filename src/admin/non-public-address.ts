@@ -40,13 +40,16 @@ const IPV4_RANGES: readonly Range4[] = [
   ['240.0.0.0', 4, 'reserved (including broadcast)'],
 ];
 
-/** Checked in order; the first match wins. Forms that carry IPv4 are handled before these. */
+/**
+ * Checked in order; the first match wins, so a narrower range comes before a wider one that
+ * contains it (`64:ff9b:1::/48` lies inside `::/8`). Forms that carry IPv4 are handled first.
+ */
 const IPV6_RANGES: readonly Range6[] = [
   ['::', 128, 'unspecified'],
   ['::1', 128, 'loopback'],
   ['::', 96, 'IPv4-compatible (deprecated, not routable)'],
-  ['::', 8, 'reserved'],
   ['64:ff9b:1::', 48, 'local-use NAT64'],
+  ['::', 8, 'reserved'],
   ['100::', 64, 'discard-only'],
   ['2001::', 32, 'Teredo tunnelling'],
   ['2001:2::', 48, 'benchmarking'],

@@ -18,43 +18,79 @@ export interface CommandIo {
   stdin: NodeJS.ReadableStream;
   /** Whether stderr is a terminal: progress bars are drawn only there. */
   stderrIsTTY?: boolean;
+  /** How a command waits (a rate limit's retry_after_seconds); tests pass one that moves a fake clock. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
-export interface Command<O extends Options = Options> {
+/** What `parseArgs` gives for these options (strict), so commands read typed values. */
+export type ParsedArgs<O extends Options> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+
+/** A command's definition, typed by its options. */
+export interface CommandDefinition<O extends Options> {
   name: string;
   summary: string;
   usage: string;
   /** Help text below the usage line: options, environment, exit codes. */
   help: string;
   options: O;
+  /** Other spellings accepted for an option (not shown in help): alias → the option's name. */
+  aliases?: Readonly<Record<string, keyof O & string>>;
   allowPositionals?: boolean;
-  run(
-    args: { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] },
-    io: CommandIo,
-  ): Promise<number>;
+  run(args: ParsedArgs<O>, io: CommandIo): Promise<number>;
 }
 
-/** Identity helper for typing a command's options (as citty's `defineCommand`). */
-export function defineCommand<O extends Options>(command: Command<O>): Command<O> {
-  return command;
+/** A command as `main` sees it: its texts, and a parse-and-run of raw arguments. */
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  help: string;
+  /** Parses `argv` (a UsageError when it does not fit), then prints help or runs the command. */
+  invoke(argv: string[], io: CommandIo): Promise<number>;
 }
 
 /** Usage errors print one line and exit 2. */
 export class UsageError extends Error {}
 
-export function parse(command: Command, argv: string[]) {
+/** Types a command's options from its definition (as citty's `defineCommand`) and wires its parsing. */
+export function defineCommand<O extends Options>(definition: CommandDefinition<O>): Command & CommandDefinition<O> {
+  return {
+    ...definition,
+    async invoke(argv, io) {
+      const { help, args } = parse(definition, argv);
+      if (help) {
+        io.stdout(helpText(definition));
+        return EXIT.ok;
+      }
+      return definition.run(args, io);
+    },
+  };
+}
+
+function parse<O extends Options>(command: CommandDefinition<O>, argv: string[]): { help: boolean; args: ParsedArgs<O> } {
+  const aliases = Object.entries(command.aliases ?? {});
+  // Same type (and multiple) as the option; no short flag of its own.
+  const aliasOptions = Object.fromEntries(aliases.map(([alias, name]) => [alias, (({ short: _short, ...rest }) => rest)(command.options[name]!)]));
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    return parseArgs({
+    parsed = parseArgs({
       args: argv,
-      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      options: { ...command.options, ...aliasOptions, help: { type: 'boolean', short: 'h' } },
       allowPositionals: command.allowPositionals ?? false,
       strict: true,
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  const { help, ...values } = parsed.values;
+  for (const [alias, name] of aliases) {
+    if (values[alias] !== undefined) values[name] ??= values[alias];
+    delete values[alias];
+  }
+  // parseArgs' result type cannot be resolved for a generic O here; each command sees its precise one.
+  return { help: help === true, args: { values, positionals: parsed.positionals } as ParsedArgs<O> };
 }
 
-export function helpText(command: Command): string {
+export function helpText(command: Pick<Command, 'summary' | 'usage' | 'help'>): string {
   return `${command.summary}\n\nUsage: ${command.usage}\n\n${command.help.trim()}\n`;
 }

@@ -19,18 +19,20 @@ export const FILTER_HELP = `  --status S    only this status: ${DELIVERY_STATUSE
 export type DeliveryFilters = Omit<ScanDeliveriesOptions, 'after' | 'limit'>;
 
 /** Reads the filter options; throws a UsageError for a bad value. */
-export function parseFilters(values: Record<string, unknown>): DeliveryFilters {
-  const status = values.status as string | undefined;
-  if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+export function parseFilters(values: { status?: string; type?: string; since?: string }): DeliveryFilters {
+  const status = values.status;
+  if (status !== undefined && !isDeliveryStatus(status)) {
     throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
   }
-  const sinceText = values.since as string | undefined;
+  const sinceText = values.since;
   const since = sinceText === undefined ? undefined : Date.parse(sinceText);
   if (since !== undefined && (Number.isNaN(since) || !/^\d{4}-\d{2}-\d{2}/.test(sinceText!))) {
     throw new UsageError(`--since must be an ISO 8601 date or time, e.g. 2026-05-01T12:00:00Z (got ${JSON.stringify(sinceText)})`);
   }
-  return { status: status as DeliveryStatus | undefined, eventType: values.type as string | undefined, since };
+  return { status, eventType: values.type, since };
 }
+
+const isDeliveryStatus = (text: string): text is DeliveryStatus => (DELIVERY_STATUSES as readonly string[]).includes(text);
 
 /** Whether any filter was given. */
 export const hasFilters = (f: DeliveryFilters) => f.status !== undefined || f.eventType !== undefined || f.since !== undefined;

@@ -1,7 +1,12 @@
-/** Plain-text columns for a terminal: a header row, then one row per record, cells cut at `maxCell`. */
+/** Plain-text columns for a terminal: a header row, then one row per record, cells cut visibly (`...`) at `maxCell`. */
 export function formatTable<C extends string>(columns: readonly C[], rows: readonly Record<C, unknown>[], maxCell = 60): string {
-  const cells = rows.map((r) => columns.map((c) => String(r[c] ?? '').slice(0, maxCell)));
+  const cells = rows.map((r) => columns.map((c) => cut(String(r[c] ?? ''), maxCell)));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
   const line = (values: readonly string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
   return `${[line(columns), ...cells.map(line)].join('\n')}\n`;
+}
+
+/** `text` within `max` characters, ending in `...` when something was left out. */
+export function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 3))}...`;
 }

@@ -1,5 +1,6 @@
 import { ConfigError } from '../core/errors.js';
-import { EXIT, helpText, parse, UsageError, type Command, type CommandIo } from './command.js';
+import { closest } from './closest.js';
+import { EXIT, UsageError, type Command, type CommandIo } from './command.js';
 import { deliveriesCommand } from './commands/deliveries.js';
 import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
@@ -11,17 +12,17 @@ import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
 import { triggerCommand } from './commands/trigger.js';
 
-const COMMANDS: Command[] = [
-  serveCommand as Command,
-  deliveriesCommand as Command,
-  registerCommand as Command,
-  secretsCommand as Command,
-  emulateCommand as Command,
-  exportCommand as Command,
-  importCommand as Command,
-  replayCommand as Command,
-  sendCommand as Command,
-  triggerCommand as Command,
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  deliveriesCommand,
+  registerCommand,
+  secretsCommand,
+  emulateCommand,
+  exportCommand,
+  importCommand,
+  replayCommand,
+  sendCommand,
+  triggerCommand,
 ];
 
 function overview(): string {
@@ -47,16 +48,12 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    io.stderr(`podhook: unknown command "${name}" (see podhook --help)\n`);
+    const near = closest(name, COMMANDS.map((c) => c.name));
+    io.stderr(`podhook: unknown command "${name}"${near ? `: did you mean podhook ${near}?` : ''} (see podhook --help)\n`);
     return EXIT.usage;
   }
   try {
-    const args = parse(command, rest);
-    if (args.values.help) {
-      io.stdout(helpText(command));
-      return EXIT.ok;
-    }
-    return await command.run(args as never, io);
+    return await command.invoke(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`podhook ${command.name}: ${error.message} (see podhook ${command.name} --help)\n`);

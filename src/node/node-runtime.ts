@@ -13,7 +13,7 @@ import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
 import { createReceiver } from '../core/ingest/receive-delivery.js';
-import { pruneExpired } from '../core/dispatch/retention.js';
+import { createPrunePause, pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
@@ -57,12 +57,6 @@ export interface NodeRuntime {
   close(graceMs?: number): Promise<void>;
 }
 
-/** 16 MB of 4 KiB pages. */
-const PRUNE_MAX_WAL_BEHIND_FRAMES = 4096;
-/** The pause between prune chunks: deliveries that arrived meanwhile commit without a chunk. */
-const PRUNE_GAP_MS = 2;
-/** How long the prune runs before it waits for a checkpoint pass. */
-const PRUNE_BURST_MS = 20;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 /**
@@ -79,14 +73,11 @@ export function createNodeRuntime({
   random,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
-  // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
-  // shares one transaction and one fsync.
+  // Group commit: writes waiting when the event loop turns share one transaction and one sync.
   const walSync = config.databasePath === ':memory:' ? undefined : createWalSync(database.sqlite, config.databasePath);
   const baseStore = createSqliteStore(database, { schedule: setImmediate, durable: walSync?.sync });
 
-  // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
-  // It is read once per event-loop turn: requests that arrive together share the check (each
-  // read is a read transaction with its locks), and a change is still seen by the next turn.
+  // data_version moves when another connection (`podhook secrets add`) commits; read once a turn, as each read is a transaction.
   const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
   let seenVersion: unknown;
   let checkedThisTurn = false;
@@ -158,35 +149,13 @@ export function createNodeRuntime({
     readiness: createReadiness({ store, secrets }),
   });
 
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // Unref'd: a pacing wait never keeps a stopping process alive.
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
   async function prune(): Promise<number> {
     const before = clock() - config.retentionDays * 86_400_000;
     const started = performance.now();
-    let burst = started;
-    /**
-     * Between prune chunks (small transactions that share group commits with deliveries): a few
-     * ms, so deliveries that arrived meanwhile commit without a chunk. After each 20 ms of
-     * pruning, a checkpoint pass runs while the prune waits, then the prune rests as long again:
-     * a prune writes WAL pages faster than a concurrent pass copies them, and its deletes from
-     * the event-id index land on random pages, so unpaced it made passes, the writer's catch-up
-     * checkpoint before a rewind and the disk's fsyncs long enough to stall ingest (measured in
-     * the README). While a reader holds the checkpoint back (16 MB behind), it waits too, up to
-     * 2 s a chunk.
-     */
-    const pause = async () => {
-      await sleep(PRUNE_GAP_MS);
-      if (!checkpointer) return;
-      if (performance.now() - burst >= PRUNE_BURST_MS) {
-        const asked = performance.now();
-        await Promise.race([checkpointer.passNow(), new Promise((r) => setTimeout(r, 2000).unref())]);
-        // Rest as long again as the pass took: a slow pass means a busy disk, where every
-        // delivery's sync is waiting too.
-        await sleep(Math.min(2000, performance.now() - asked));
-        burst = performance.now();
-      }
-      for (let waited = 0; waited < 2000 && checkpointer.framesBehind() > PRUNE_MAX_WAL_BEHIND_FRAMES; waited += 25) await sleep(25);
-    };
+    const pause = createPrunePause({ sleep, now: () => performance.now(), checkpointer });
     const total = await pruneExpired({ store, before, pause });
     if (total > 0) {
       logger.info({ removed: total, retention_days: config.retentionDays, duration_ms: Math.round(performance.now() - started) }, 'pruned old deliveries');
@@ -216,7 +185,7 @@ export function createNodeRuntime({
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
       if (config.databasePath !== ':memory:') {
-        // Checkpoints move to a worker thread; the ingest connection keeps a 64 MB backstop.
+        // Checkpoints move to a worker thread, so the ingest connection keeps only a high backstop.
         checkpointer = startCheckpointer({ path: config.databasePath, writer: database.sqlite });
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }

@@ -22,6 +22,9 @@ describe('validateWebhookUrl: the service rules, before any request', () => {
     );
     const mapped = validateWebhookUrl('https://[::ffff:10.0.0.1]/');
     expect(mapped.ok || mapped.message).toContain('IPv4-mapped private (RFC 1918), ::ffff:0:0/96 carrying 10.0.0.1 in 10.0.0.0/8');
+    // Inside ::/8, but the narrower local-use NAT64 range is the one named.
+    const localNat64 = validateWebhookUrl('https://[64:ff9b:1::a00:1]/');
+    expect(localNat64.ok || localNat64.message).toContain('local-use NAT64, 64:ff9b:1::/48');
     const encoded = validateWebhookUrl('https://%6c%6fcalhost/');
     expect(encoded.ok || encoded.message).toMatch(/^the host %6c%6fcalhost is localhost: /);
     const empty = validateWebhookUrl('https://:@hooks.example.com/');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { handlers } from '../../handlers/index.js';
 import type { DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
 import { parseConfig } from '../../src/core/config.js';
@@ -8,7 +8,6 @@ import { startServer } from '../../src/node/serve.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { BIN, runCli } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { runMain } from './run-main.js';
 
 const tempDir = useTempDir();
@@ -40,7 +39,9 @@ async function spawnEmulate(args: string[]) {
 
 describe('podhook emulate', () => {
   it('serves the stand-in: register with the CLI, emit an event, the receiver processes it, SIGTERM exits 0', async () => {
+    // --allow-local-urls, the old spelling, is an alias of --allow-local-url.
     const emulate = await spawnEmulate(['--port', '0', '--api-key', KEY, '--allow-local-urls', '--time-scale', '0.001']);
+    expect(emulate.stderr()).toContain('npx podhook register --url <url> --allow-local-url\n');
     const db = dbIn(tempDir());
     const receiver = await startServer({
       config: parseConfig({ DATABASE_PATH: db, PORT: '0', HOST: '127.0.0.1' }),
@@ -58,13 +59,13 @@ describe('podhook emulate', () => {
       const emitted = await fetch(`${emulate.url}/_emulator/events`, { method: 'POST', body: JSON.stringify({ type: 'pod.renewed' }) });
       expect(emitted.status).toBe(202);
       const { event } = (await emitted.json()) as { event: { id: string } };
-      await waitFor(async () => (await receiver.runtime.store.get(event.id))?.status === 'processed', 10_000, 'processed');
+      await vi.waitFor(async () => expect((await receiver.runtime.store.get(event.id))?.status === 'processed', 'processed').toBe(true), { timeout: 10_000 });
       const { deliveries } = (await (await fetch(`${emulate.url}/_emulator/deliveries`)).json()) as { deliveries: DeliveryRecord[] };
       expect(deliveries).toMatchObject([{ event_id: event.id, event_type: 'pod.renewed', status: 'delivered', attempts: [{ attempt: 1, status: 200 }] }]);
 
       const secret = (await receiver.runtime.store.listSecrets())[0]!.secret;
       // pino writes asynchronously: the line may follow the answer by a moment.
-      await waitFor(() => emulate.stdout().includes('"outcome":"delivered"'), 5000, 'delivery logged');
+      await vi.waitFor(() => expect(emulate.stdout().includes('"outcome":"delivered"'), 'delivery logged').toBe(true), { timeout: 5000 });
       expect(emulate.stdout()).toContain('"msg":"webhook created"');
       expect(emulate.stdout() + emulate.stderr() + registered.stdout + registered.stderr).not.toContain(secret);
     } finally {

@@ -167,6 +167,13 @@ describe('podhook register: the service answers (branching on error.code)', () =
     expect(result.stderr).toContain('details: {"field":"url","problem":"not_https"}');
   });
 
+  it('takes --allow-local-urls (emulate used to spell it so) as --allow-local-url', async () => {
+    const { emu, requests } = await service();
+    const result = await runMain(['register', '--allow-local-urls', '--url', 'http://127.0.0.1:3000/webhooks'], envFor(emu, dbIn(tempDir())));
+    expect(result.code).toBe(4); // checked by the service, not refused locally
+    expect(await requests()).toHaveLength(1);
+  });
+
   it('limit_exceeded: exit 5 after 10 webhooks, saying the limit', async () => {
     const { emu } = await service();
     const db = dbIn(tempDir());
@@ -177,13 +184,19 @@ describe('podhook register: the service answers (branching on error.code)', () =
   });
 
   it('rate_limited: waits retry_after_seconds, shows that it waits, then succeeds with a new request id', async () => {
-    const { emu, requests } = await service({ writeLimit: 1, writeWindowMs: 1000 });
+    // The emulator's write bucket and the CLI's waits share one fake clock: no real sleep.
+    let now = 1_790_000_000_000;
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      now += ms;
+    };
+    const { emu, requests } = await service({ writeLimit: 1, writeWindowMs: 1000, clock: () => now });
     const db = dbIn(tempDir());
     expect((await runMain(['register', '--url', `${URL_OK}/1`], envFor(emu, db))).code).toBe(0);
-    const started = Date.now();
-    const result = await runMain(['register', '--url', `${URL_OK}/2`], envFor(emu, db));
+    const result = await runMain(['register', '--url', `${URL_OK}/2`], envFor(emu, db), { sleep });
     expect(result.code).toBe(0);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(waits).toEqual([1000]);
     expect(result.stderr).toMatch(/rate limited by the service \(request id podhook-[0-9a-f-]+\); waiting 1 s before retry 1 of 3/);
     const ids = (await requests()).map((r) => r.headers.get('x-request-id'));
     expect(new Set(ids).size).toBe(3);
@@ -192,15 +205,18 @@ describe('podhook register: the service answers (branching on error.code)', () =
   it('rate_limited: gives up after 3 waits (exit 6), and at once when asked to wait too long', async () => {
     const { emu, requests } = await service();
     emu.emulator.injectFault({ count: 4, status: 429, code: 'rate_limited', message: 'Slow down.', details: { retry_after_seconds: 1 } });
-    const bounded = await runMain(['register', '--url', URL_OK], envFor(emu, dbIn(tempDir())));
+    const waits: number[] = [];
+    const bounded = await runMain(['register', '--url', URL_OK], envFor(emu, dbIn(tempDir())), { sleep: async (ms) => void waits.push(ms) });
     expect(bounded.code).toBe(6);
+    expect(waits).toEqual([1000, 1000, 1000]);
     expect(bounded.stderr.match(/waiting 1 s before retry/g)).toHaveLength(3);
     expect(bounded.stderr).toContain('still rate limited by the service (rate_limited)');
     expect(await requests()).toHaveLength(4);
 
     emu.emulator.injectFault({ count: 1, status: 429, code: 'rate_limited', message: 'Slow down.', details: { retry_after_seconds: 600 } });
-    const long = await runMain(['register', '--url', URL_OK], envFor(emu, dbIn(tempDir())));
+    const long = await runMain(['register', '--url', URL_OK], envFor(emu, dbIn(tempDir())), { sleep: async (ms) => void waits.push(ms) });
     expect(long.code).toBe(6);
+    expect(waits).toHaveLength(3); // not waited out
     expect(long.stderr).toContain('try again in 600 s');
     expect(long.stderr).not.toContain('before retry');
   });

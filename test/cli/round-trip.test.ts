@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';
@@ -11,7 +11,6 @@ import { handlers, recordedCalls, resetRecording } from '../fixtures/recording-h
 import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
 import { runCli, spawnServer } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { runMain } from './run-main.js';
 
 const tempDir = useTempDir();
@@ -47,7 +46,7 @@ describe('capture, export, import and replay on another database', () => {
     const unknown = signDelivery({ t, eventType: 'pod.migrated' });
     try {
       for (const d of [created, backup, notUtf8, unknown]) expect((await post(server.url, d)).status).toBe(200);
-      await waitFor(async () => (await server.runtime.store.list({ status: 'queued' })).length === 0, 5000, 'dispatched');
+      await vi.waitFor(async () => expect((await server.runtime.store.list({ status: 'queued' })), 'dispatched').toHaveLength(0), { timeout: 5000 });
     } finally {
       await server.close(100);
     }
@@ -96,7 +95,7 @@ describe('capture, export, import and replay on another database', () => {
     const sent = [signDelivery({ t: nowS(), eventType: 'pod.created' }), signDelivery({ t: nowS(), eventType: 'pod.backup.failed' })];
     try {
       for (const d of sent) expect((await post(server.url, d)).status).toBe(200);
-      await waitFor(async () => (await rowsOf(machineA)).every((r) => r.status === 'processed'), 10_000, 'processed');
+      await vi.waitFor(async () => expect((await rowsOf(machineA)).every((r) => r.status === 'processed'), 'processed').toBe(true), { timeout: 10_000 });
     } finally {
       server.child.kill('SIGTERM');
       await once(server.child, 'exit');

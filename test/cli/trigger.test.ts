@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handlers } from '../../handlers/index.js';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { parseConfig } from '../../src/core/config.js';
@@ -9,7 +9,6 @@ import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { TEST_SECRET } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { runMain } from './run-main.js';
 
 const tempDir = useTempDir();
@@ -42,7 +41,7 @@ describe('podhook trigger', () => {
       expect(answer).toMatch(/^200 new: \{"received":true,.*"duplicate":false\}$/);
       ids.push(head.split(' ')[1]!);
     }
-    await waitFor(async () => (await server.runtime.store.list({ status: 'processed' })).length === 11, 10_000, 'all 11 processed');
+    await vi.waitFor(async () => expect((await server.runtime.store.list({ status: 'processed' })), 'all 11 processed').toHaveLength(11), { timeout: 10_000 });
     for (const [i, id] of ids.entries()) {
       const row = (await server.runtime.store.get(id))!;
       expect(row).toMatchObject({ eventType: EVENT_TYPES[i], status: 'processed', lastError: null });

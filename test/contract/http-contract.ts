@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { DeliveryStore } from '../../src/core/delivery-store.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest, type SignedDelivery } from '../helpers/sign.js';
 
 export interface HttpTargetOptions {
@@ -253,9 +252,9 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
         async (t) => {
           expect((await post(t, signDelivery({ secret: 'stored-secret' }))).status).toBe(401);
           await t.store.addSecret({ id: randomUUID(), webhookId: null, url: null, eventTypes: null, secret: 'stored-secret', fingerprint: 'fp-stored', createdAt: 1 });
-          await waitFor(async () => (await post(t, signDelivery({ secret: 'stored-secret' }))).status === 200);
+          await vi.waitFor(async () => expect((await post(t, signDelivery({ secret: 'stored-secret' }))).status === 200).toBe(true), { timeout: 5000 });
           await t.store.removeSecret('fp-stored');
-          await waitFor(async () => (await post(t, signDelivery({ secret: 'stored-secret' }))).status === 401);
+          await vi.waitFor(async () => expect((await post(t, signDelivery({ secret: 'stored-secret' }))).status === 401).toBe(true), { timeout: 5000 });
         },
         { secrets: ['env-secret'] },
       ),

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handlers } from '../../handlers/index.js';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { RETRY_SCHEDULE_MINUTES, type DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
@@ -12,7 +12,6 @@ import { runMain } from '../cli/run-main.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { mac } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 
 const KEY = 'svc_test_key_0123456789';
 const tempDir = useTempDir();
@@ -86,7 +85,7 @@ describe('the emulator delivers events as the service does', () => {
     expect(emitted.status).toBe(202);
     const { event } = (await emitted.json()) as { event: { id: string; webhook_ids: string[] } };
     expect(event.webhook_ids).toEqual([webhook.id]);
-    await waitFor(() => target.requests.length === 3, 5000, 'three attempts');
+    await vi.waitFor(() => expect(target.requests.length === 3, 'three attempts').toBe(true), { timeout: 5000 });
 
     const ts: number[] = [];
     for (const r of target.requests) {
@@ -115,7 +114,7 @@ describe('the emulator delivers events as the service does', () => {
     await createWebhook(emu, created.url, ['pod.created']);
     await createWebhook(emu, all.url);
     for (const type of EVENT_TYPES) emu.emulator.emit({ type });
-    await waitFor(() => all.requests.length === 11 && created.requests.length === 1, 5000, 'deliveries');
+    await vi.waitFor(() => expect(all.requests.length === 11 && created.requests.length === 1, 'deliveries').toBe(true), { timeout: 5000 });
     expect(created.requests.map((r) => r.headers['x-svc-event-type'])).toEqual(['pod.created']);
     expect(new Set(all.requests.map((r) => r.headers['x-svc-event-type']))).toEqual(new Set(EVENT_TYPES));
   });
@@ -132,7 +131,7 @@ describe('the emulator delivers events as the service does', () => {
     });
     expect(registered.code).toBe(0);
     const ids = ['pod.created', 'pod.active', 'pod.backup.completed'].map((type) => emu.emulator.emit({ type: type as 'pod.created' }).id);
-    await waitFor(() => emu.emulator.deliveries().every((d) => d.attempts.length >= 3), 5000, 'three failed attempts each');
+    await vi.waitFor(() => expect(emu.emulator.deliveries().every((d) => d.attempts.length >= 3), 'three failed attempts each').toBe(true), { timeout: 5000 });
     expect(emu.emulator.deliveries().flatMap((d) => d.attempts).every((a) => a.status === null && a.error === 'ECONNREFUSED')).toBe(true);
 
     const log = captureLogger();
@@ -142,11 +141,11 @@ describe('the emulator delivers events as the service does', () => {
       handlers,
     });
     cleanups.push(() => server.close(100));
-    await waitFor(() => emu.emulator.deliveries().every((d) => d.status === 'delivered'), 10_000, 'all delivered');
-    await waitFor(async () => {
+    await vi.waitFor(() => expect(emu.emulator.deliveries().every((d) => d.status === 'delivered'), 'all delivered').toBe(true), { timeout: 10_000 });
+    await vi.waitFor(async () => {
       const rows = await Promise.all(ids.map((id) => server.runtime.store.get(id)));
-      return rows.every((r) => r?.status === 'processed');
-    }, 5000, 'all processed');
+      expect(rows.every((r) => r?.status === 'processed'), 'all processed').toBe(true);
+    }, { timeout: 5000 });
     for (const d of emu.emulator.deliveries()) {
       expect(d.attempts.at(-1)!.status).toBe(200);
       expect(d.attempts.length).toBeGreaterThan(3);
@@ -165,8 +164,8 @@ describe('the emulator delivers events as the service does', () => {
     // A second event a second later: its own schedule would end a second after the first's.
     await new Promise((r) => setTimeout(r, 1000));
     const second = emu.emulator.emit({ type: 'pod.renewed' });
-    await waitFor(async () => (await deliveries(emu, `?event_id=${first.id}`))[0]?.status === 'gave_up', 15_000, 'gave up');
-    await waitFor(async () => (await deliveries(emu, `?event_id=${second.id}`))[0]?.status !== 'pending', 2000, 'second settled');
+    await vi.waitFor(async () => expect((await deliveries(emu, `?event_id=${first.id}`))[0]?.status === 'gave_up', 'gave up').toBe(true), { timeout: 15_000 });
+    await vi.waitFor(async () => expect((await deliveries(emu, `?event_id=${second.id}`))[0]?.status !== 'pending', 'second settled').toBe(true), { timeout: 2000 });
 
     const [gaveUp] = await deliveries(emu, `?event_id=${first.id}`);
     expect(gaveUp!.attempts).toHaveLength(1 + RETRY_SCHEDULE_MINUTES.length);

@@ -102,7 +102,8 @@ describe('the service emulator: POST /pods/v1/webhooks as the spec describes', (
   });
 
   it('counts writes in the shared bucket and answers 429 rate_limited with retry_after_seconds until the window ends', async () => {
-    const emu = await emulator({ writeLimit: 3, writeWindowMs: 1000 });
+    let now = 1_790_000_000_000;
+    const emu = await emulator({ writeLimit: 3, writeWindowMs: 1000, clock: () => now });
     // A refused body still spends budget: that is why the CLI validates before sending.
     expect((await create(emu.url, { url: 'http://x/' })).status).toBe(400);
     expect((await create(emu.url, { url: 'https://hooks.example.com/1' })).status).toBe(201);
@@ -111,7 +112,9 @@ describe('the service emulator: POST /pods/v1/webhooks as the spec describes', (
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('1');
     expect(await limited.json()).toEqual({ error: { code: 'rate_limited', message: 'Too many requests.', details: { retry_after_seconds: 1 } } });
-    await new Promise((r) => setTimeout(r, 1050));
+    now += 999;
+    expect((await create(emu.url, { url: 'https://hooks.example.com/3' })).status).toBe(429);
+    now += 1;
     expect((await create(emu.url, { url: 'https://hooks.example.com/3' })).status).toBe(201);
   });
 

@@ -2,12 +2,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 
 const FAILING = fileURLToPath(new URL('../fixtures/failing-handlers.ts', import.meta.url));
 const HOUR = 3_600_000;
@@ -85,7 +84,7 @@ describe('alerts from a running podhook serve', () => {
     const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { ...d.headers, 'x-request-note': headerMarker }, body: d.body });
     expect(res.status).toBe(200);
 
-    await waitFor(() => receiver.raw.length > 0, 15_000, 'a dead-letter alert');
+    await vi.waitFor(() => expect(receiver.raw.length, 'a dead-letter alert').toBeGreaterThan(0), { timeout: 15_000 });
     const [alert] = receiver.alerts();
     expect(alert!.podhook).toMatchObject({
       kind: 'dead_letter',
@@ -120,7 +119,7 @@ describe('alerts from a running podhook serve', () => {
 
     const server = await spawnServer({ DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, ALERT_WEBHOOK_URL: receiver.url }, ['--handlers', FAILING]);
     running.push(server);
-    await waitFor(() => receiver.raw.length > 0, 15_000, 'a downtime alert');
+    await vi.waitFor(() => expect(receiver.raw.length, 'a downtime alert').toBeGreaterThan(0), { timeout: 15_000 });
     const [alert] = receiver.alerts();
     expect(alert!.podhook).toMatchObject({
       kind: 'downtime',
@@ -172,7 +171,7 @@ describe('alerts from a running podhook serve', () => {
         s.close();
       }
     };
-    await waitFor(async () => (await beatAt()) > lastBeat, 15_000, 'the start heartbeat');
+    await vi.waitFor(async () => expect(await beatAt(), 'the start heartbeat').toBeGreaterThan(lastBeat), { timeout: 15_000 });
     expect(await stop(server)).toBe(0);
     expect(receiver.raw).toEqual([]);
     expect(server.output()).not.toMatch(/"alert":"downtime"/);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed, vi } from 'vitest';
 import { defineHandler } from '../../src/index.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
@@ -9,7 +9,6 @@ import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';
 import { spawnServer } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
 const servers: RunningServer[] = [];
@@ -35,10 +34,10 @@ describe('dispatch in the Node service', () => {
     const d = signDelivery({ t: nowS() });
     const res = await post(server.url, d);
     expect(res.status).toBe(200);
-    await waitFor(() => started, 5000, 'handler started');
+    await vi.waitFor(() => expect(started, 'handler started').toBe(true), { timeout: 5000 });
     expect((await server.runtime.store.get(d.eventId))!.status).toBe('queued');
     release();
-    await waitFor(async () => (await server.runtime.store.get(d.eventId))!.status === 'processed', 5000, 'processed');
+    await vi.waitFor(async () => expect((await server.runtime.store.get(d.eventId))!.status === 'processed', 'processed').toBe(true), { timeout: 5000 });
   });
 
   it('processes after a restart what was committed but not dispatched (kill -9 in between)', async () => {
@@ -56,7 +55,7 @@ describe('dispatch in the Node service', () => {
 
     const restarted = await spawnServer(env);
     const { store, close } = openSqliteStore(path);
-    await waitFor(async () => (await store.list({ status: 'processed' })).length === 10, 10_000, 'all processed');
+    await vi.waitFor(async () => expect((await store.list({ status: 'processed' })), 'all processed').toHaveLength(10), { timeout: 10_000 });
     close();
     restarted.child.kill('SIGTERM');
     await once(restarted.child, 'close'); // after its output is read to the end, not only its exit
@@ -68,6 +67,9 @@ describe('dispatch in the Node service', () => {
   });
 
   it('brings every acknowledged delivery to processed after a kill -9 at a random moment', async () => {
+    // KILL_SEED=<n> repeats a run: the seed picks the moment and is printed when the test fails.
+    const seed = Number(process.env.KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
+    onTestFailed(() => console.error(`kill -9 test: seed ${seed} (repeat with KILL_SEED=${seed})`));
     const path = dbIn(tempDir());
     // A short handler time limit keeps the dead process's leases short (limit + 5 s).
     const env = { DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, HANDLER_TIMEOUT_MS: '200' };
@@ -84,8 +86,8 @@ describe('dispatch in the Node service', () => {
         }
       }
     });
-    await waitFor(() => acked.length >= 6, 15_000, 'some acknowledged deliveries');
-    await new Promise((r) => setTimeout(r, Math.random() * 300)); // then a random moment
+    await vi.waitFor(() => expect(acked.length, 'some acknowledged deliveries').toBeGreaterThanOrEqual(6), { timeout: 15_000 });
+    await new Promise((r) => setTimeout(r, seed % 300)); // then a moment the seed picks
     first.child.kill('SIGKILL');
     stop = true;
     await once(first.child, 'exit');
@@ -93,10 +95,10 @@ describe('dispatch in the Node service', () => {
 
     const second = await spawnServer(env);
     const { store, close } = openSqliteStore(path);
-    await waitFor(async () => {
+    await vi.waitFor(async () => {
       const processed = new Set((await store.list({ status: 'processed', limit: 100_000 })).map((d) => d.eventId));
-      return acked.every((id) => processed.has(id));
-    }, 20_000, 'every acknowledged delivery processed');
+      expect(acked.every((id) => processed.has(id)), 'every acknowledged delivery processed').toBe(true);
+    }, { timeout: 20_000 });
     close();
     second.child.kill('SIGTERM');
     await once(second.child, 'exit');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { unlinkSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { openDatabase } from '../../src/node/open-database.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
@@ -10,7 +10,6 @@ import { captureLogger } from '../helpers/capture-logger.js';
 import { postChunked } from '../helpers/http.js';
 import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = useTempDir();
@@ -167,7 +166,7 @@ describe('Node ingest over real HTTP on 127.0.0.1', () => {
     socket.write(d.body.subarray(0, 10));
     await new Promise((resolve) => setTimeout(resolve, 50)); // the server has the head and 10 bytes
     socket.destroy();
-    await waitFor(() => log.records().some((r) => r.request_id === 'req-cut-off-01'));
+    await vi.waitFor(() => expect(log.records().some((r) => r.request_id === 'req-cut-off-01')).toBe(true), { timeout: 5000 });
     expect(log.records().find((r) => r.request_id === 'req-cut-off-01')).toMatchObject({ outcome: 'rejected', reason: 'body_incomplete' });
     expect(await server.runtime.store.get(d.eventId)).toBeNull();
 

@@ -1,10 +1,9 @@
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { runCli, spawnServer } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
-import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -28,7 +27,7 @@ describe('podhook serve as a process', () => {
       }
     });
     // Kill while requests are in flight, once enough were acknowledged to make the check meaningful.
-    await waitFor(() => acked.length >= 25, 15_000, '25 acknowledged deliveries');
+    await vi.waitFor(() => expect(acked.length, '25 acknowledged deliveries').toBeGreaterThanOrEqual(25), { timeout: 15_000 });
     server.child.kill('SIGKILL');
     stop = true;
     await once(server.child, 'exit');
@@ -100,10 +99,10 @@ describe('podhook deliveries', () => {
     }
     // The CLI reads the file while the server runs (WAL); wait for the handlers to have run.
     let result = await runCli(['deliveries', '--json'], { DATABASE_PATH: path });
-    await waitFor(async () => {
+    await vi.waitFor(async () => {
       result = await runCli(['deliveries', '--json'], { DATABASE_PATH: path });
-      return (JSON.parse(result.stdout) as { status: string }[]).every((r) => r.status === 'processed');
-    }, 15_000);
+      expect((JSON.parse(result.stdout) as { status: string }[]).every((r) => r.status === 'processed')).toBe(true);
+    }, { timeout: 15_000 });
     server.child.kill('SIGTERM');
     await once(server.child, 'exit');
 

@@ -1,10 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/node/open-database.js';
 import { createSqliteStore, openSqliteStore } from '../../src/node/sqlite-store.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { describeStoreContract, newDelivery } from './store-contract.js';
 import { statSync } from 'node:fs';
-import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
 
@@ -45,7 +44,7 @@ describe('better-sqlite3 durable hook', () => {
     const d = newDelivery();
     let answered = false;
     const claim = store.claim([d]).then((r) => ((answered = true), r));
-    await waitFor(() => syncs === 1);
+    await vi.waitFor(() => expect(syncs).toBe(1), { timeout: 5000 });
     await new Promise((r) => setTimeout(r, 20));
     expect(answered).toBe(false); // committed, not yet synced: no answer
     release();

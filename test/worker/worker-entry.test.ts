@@ -6,7 +6,6 @@ import worker from '../../src/worker/index.js';
 import { createD1Store } from '../../src/worker/d1-store.js';
 import { newDelivery } from '../store/store-contract.js';
 import { signDelivery, toRequest } from '../helpers/sign.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { emptyD1, openWorkerTarget } from './worker-target.js';
 
 const MINUTE = 60_000;
@@ -49,7 +48,7 @@ describe('Worker entry (src/worker/index.ts, the handlers of handlers/index.ts)'
     const d = fresh();
     const res = await exports.default.fetch(toRequest(d));
     expect(res.status).toBe(200);
-    await waitFor(async () => (await createD1Store(env.DB).get(d.eventId))?.status === 'processed');
+    await vi.waitFor(async () => expect((await createD1Store(env.DB).get(d.eventId))?.status === 'processed').toBe(true), { timeout: 5000 });
     expect(handlerRuns(d.eventId)).toEqual(['podCreated:succeeded:1']);
     // The signature is checked: a wrong secret stores nothing.
     const forged = signDelivery({ t: Math.floor(Date.now() / 1000), secret: 'not-the-secret' });
@@ -93,7 +92,7 @@ describe('Worker dispatch: waitUntil after ingest, cron for retries and retentio
     const ctx = createExecutionContext();
     const res = await t.worker.fetch!(toRequest(d) as Request<unknown, IncomingRequestCfProperties>, t.env, ctx);
     expect(res.status).toBe(200);
-    await waitFor(() => started.includes(d.eventId));
+    await vi.waitFor(() => expect(started.includes(d.eventId)).toBe(true), { timeout: 5000 });
     expect((await t.store.get(d.eventId))!.status).toBe('queued');
     release();
     await waitOnExecutionContext(ctx);

@@ -1,7 +1,8 @@
-import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from '../../core/delivery.js';
+import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
 import { parseConfig } from '../../core/config.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
-import { openExistingStore } from '../delivery-filters.js';
+import { openExistingStore, parseFilters } from '../delivery-filters.js';
+import { parseEventType } from '../event-arguments.js';
 import { formatTable } from '../format-table.js';
 
 /** The JSON shape of a delivery in CLI output (no body: see `podhook export`). */
@@ -29,11 +30,12 @@ export const deliveriesCommand = defineCommand({
   usage: 'podhook deliveries [--status S] [--type T] [--limit N] [--json]',
   help: `Options:
   --status S   only this status: ${DELIVERY_STATUSES.join(', ')}
-  --type T     only this event type (e.g. pod.created)
+  --type T     only this event type, one of the 11 (e.g. pod.created)
   --limit N    at most N rows (default 50)
   --json       a JSON array of objects: event_id, event_type, status, attempts,
                delivery_count, received_at, last_received_at, last_error, signature_t,
-               next_attempt_at, processed_at, body_bytes
+               next_attempt_at, processed_at, body_bytes; values are whole (the table
+               cuts long ones, ending them in ...)
 
 Reads DATABASE_PATH (default ./data/podhook.db), like the server.
 Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,
@@ -44,18 +46,16 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
     json: { type: 'boolean' },
   },
   async run({ values }, io) {
-    const status = values.status as string | undefined;
-    if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-      throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
-    }
-    const limitText = (values.limit as string | undefined) ?? '50';
+    const { status } = parseFilters({ status: values.status });
+    const eventType = values.type === undefined ? undefined : parseEventType(values.type);
+    const limitText = values.limit ?? '50';
     if (!/^[1-9]\d{0,5}$/.test(limitText)) throw new UsageError('--limit must be a whole number from 1 to 999999');
     const config = parseConfig(io.env);
     const { store, close } = openExistingStore(config.databasePath);
     try {
       const rows = await store.list({
-        status: status as DeliveryStatus | undefined,
-        eventType: values.type as string | undefined,
+        status,
+        eventType,
         limit: Number(limitText),
       });
       if (values.json) {

@@ -7,7 +7,7 @@ import { defineCommand, EXIT, UsageError } from '../command.js';
 export const emulateCommand = defineCommand({
   name: 'emulate',
   summary: 'Run a local stand-in of the service: create webhooks, emit signed events, retry, disable.',
-  usage: 'podhook emulate [--port N] [--host H] [--time-scale X] [--api-key K] [--allow-local-urls]',
+  usage: 'podhook emulate [--port N] [--host H] [--time-scale X] [--api-key K] [--allow-local-url]',
   help: `The service's webhook side, on this machine, for end-to-end tests:
 
   POST /pods/v1/webhooks     as the spec describes: X-API-Key, the URL and event-type rules,
@@ -30,9 +30,10 @@ Options:
   --time-scale X      multiplies the retry delays: 0.001 turns a minute into 60 ms (default 1)
   --api-key K         the key X-API-Key must carry (default: SVC_API_KEY, else a random one,
                       printed at start)
-  --allow-local-urls  accept http and local webhook URLs (127.0.0.1, localhost…) so deliveries
+  --allow-local-url   accept http and local webhook URLs (127.0.0.1, localhost…) so deliveries
                       reach a receiver on this machine; register them with
-                      podhook register --allow-local-url
+                      podhook register --allow-local-url (--allow-local-urls is
+                      accepted too)
 
 Logs JSON lines on stdout (webhooks created, each delivery attempt; never a secret).
 Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
@@ -41,17 +42,18 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
     host: { type: 'string' },
     'time-scale': { type: 'string' },
     'api-key': { type: 'string' },
-    'allow-local-urls': { type: 'boolean' },
+    'allow-local-url': { type: 'boolean' },
   },
+  aliases: { 'allow-local-urls': 'allow-local-url' },
   async run({ values }, io) {
-    const portText = (values.port as string | undefined) ?? '4010';
+    const portText = values.port ?? '4010';
     if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new UsageError('--port must be a whole number from 0 to 65535');
-    const scaleText = (values['time-scale'] as string | undefined) ?? '1';
+    const scaleText = values['time-scale'] ?? '1';
     const timeScale = Number(scaleText);
     if (!/^\d*\.?\d+(e-?\d+)?$/i.test(scaleText) || !(timeScale > 0) || timeScale > 10) {
       throw new UsageError('--time-scale must be a number above 0 and at most 10 (e.g. 0.001)');
     }
-    const offeredKey = (values['api-key'] as string | undefined) ?? io.env.SVC_API_KEY;
+    const offeredKey = values['api-key'] ?? io.env.SVC_API_KEY;
     const apiKey = offeredKey?.trim() || `emu_${randomBytes(16).toString('hex')}`;
     const logger = createNodeLogger({ level: 'info', pretty: io.env.LOG_PRETTY === '1' });
 
@@ -62,19 +64,19 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
     const running = await startEmulator({
       apiKey,
       port: Number(portText),
-      host: (values.host as string | undefined) ?? '127.0.0.1',
+      host: values.host ?? '127.0.0.1',
       timeScale,
-      allowLocalUrls: values['allow-local-urls'] === true,
+      allowLocalUrls: values['allow-local-url'] === true,
       logger,
     });
-    const local = values['allow-local-urls'] ? ' --allow-local-url' : '';
+    const local = values['allow-local-url'] ? ' --allow-local-url' : '';
     io.stderr(`podhook emulate: the service stand-in listens on ${running.url}
   register:   SVC_BASE_URL=${running.url} SVC_API_KEY=${offeredKey?.trim() ? '<your key>' : apiKey} npx podhook register --url <url>${local}
   emit:       curl -X POST ${running.url}/_emulator/events -H 'content-type: application/json' -d '{"type":"pod.created"}'
   log:        curl ${running.url}/_emulator/deliveries
   retries:    ${RETRY_SCHEDULE_MINUTES.join(', ')} minutes × ${timeScale}
 `);
-    logger.info({ url: running.url, time_scale: timeScale, allow_local_urls: values['allow-local-urls'] === true }, 'emulator listening');
+    logger.info({ url: running.url, time_scale: timeScale, allow_local_urls: values['allow-local-url'] === true }, 'emulator listening');
     logger.info({ signal: await signal }, 'signal received');
     await running.close();
     return EXIT.ok;

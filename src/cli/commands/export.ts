@@ -26,7 +26,7 @@ Exit codes: 0 exported, 1 no database at that path, 2 bad usage or configuration
   options: { ...FILTER_OPTIONS, out: { type: 'string', short: 'o' } },
   async run({ values }, io) {
     const filters = parseFilters(values);
-    const out = values.out as string | undefined;
+    const out = values.out;
     const config = parseConfig(io.env);
     const { store, close } = openExistingStore(config.databasePath);
     // Bodies are payload data, not secrets, but may still be private: owner-only, like the database.

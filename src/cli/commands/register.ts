@@ -47,8 +47,8 @@ Options:
   --wrangler         also pipe the secret (on stdin, never argv) to
                      \`wrangler secret put SVC_WEBHOOK_SECRET\` for the edge worker, run in this folder
                      ($WRANGLER overrides the command, e.g. WRANGLER="npx wrangler --env production")
-  --allow-local-url  accept http and local URLs: only for \`podhook emulate --allow-local-urls\`;
-                     the service itself refuses them
+  --allow-local-url  accept http and local URLs: only for \`podhook emulate --allow-local-url\`;
+                     the service itself refuses them (--allow-local-urls is accepted too)
 
 Environment:
   SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME})
@@ -76,13 +76,14 @@ On a failure the service's x-request-id is printed, for support.`,
     wrangler: { type: 'boolean' },
     'allow-local-url': { type: 'boolean' },
   },
+  aliases: { 'allow-local-urls': 'allow-local-url' },
   async run({ values }, io) {
     const say = (line: string) => io.stderr(`podhook register: ${line}\n`);
 
     // Everything that can be checked locally is, before a request costs rate-limit budget.
-    const url = values.url as string | undefined;
+    const url = values.url;
     if (url === undefined) throw new UsageError('--url is required');
-    const eventTypes = chosenEventTypes(values.events as string | undefined, values['only-handled'] === true);
+    const eventTypes = chosenEventTypes(values.events, values['only-handled'] === true);
     const verdict = validateCreateWebhookBody(
       { url, ...(eventTypes && { event_types: eventTypes }) },
       { allowLocal: values['allow-local-url'] === true },
@@ -95,7 +96,7 @@ On a failure the service's x-request-id is printed, for support.`,
       return EXIT.usage;
     }
     const baseUrl = checkBaseUrl(io.env.SVC_BASE_URL);
-    const secretFile = values['secret-file'] === undefined ? undefined : resolve(values['secret-file'] as string);
+    const secretFile = values['secret-file'] === undefined ? undefined : resolve(values['secret-file']);
     if (secretFile !== undefined) checkSecretFilePath(secretFile);
     const config = parseConfig(io.env);
 
@@ -114,6 +115,7 @@ On a failure the service's x-request-id is printed, for support.`,
         userAgent: 'podhook-cli',
         maxRateLimitRetries: MAX_RATE_LIMIT_RETRIES,
         maxWaitSeconds: MAX_WAIT_SECONDS,
+        sleep: io.sleep,
         onRateLimited: ({ waitSeconds, retry, maxRetries, requestId }) =>
           say(`rate limited by the service (request id ${requestId}); waiting ${waitSeconds} s before retry ${retry} of ${maxRetries}…`),
       });

@@ -8,6 +8,7 @@ import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadHandlers } from '../load-handlers.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
+import { parseEventId } from '../event-arguments.js';
 
 export const replayCommand = defineCommand({
   name: 'replay',
@@ -49,8 +50,9 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     if (positionals.length === 0 && !hasFilters(filters)) {
       throw new UsageError('name the deliveries to replay: event ids, or --status, --type or --since');
     }
-    const handlers = await loadHandlers(values.handlers as string | undefined);
-    const only = values.handler as string | undefined;
+    const ids = positionals.map((id) => parseEventId(id));
+    const handlers = await loadHandlers(values.handlers);
+    const only = values.handler;
     if (only !== undefined && !handlers.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${handlers.map((h) => h.name).join(', ') || 'none'})`);
     }
@@ -69,7 +71,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     let runs = 0;
     try {
       if (dryRun) io.stdout('Dry run: nothing is run or written.\n');
-      for await (const delivery of select(positionals, (id) => store.get(id), () => scanDeliveries(store, filters))) {
+      for await (const delivery of select(ids, (id) => store.get(id), () => scanDeliveries(store, filters))) {
         if (typeof delivery === 'string') {
           tally.missing++;
           io.stdout(`${delivery}  not found\n`);

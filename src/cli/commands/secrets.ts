@@ -51,7 +51,7 @@ Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
   async run({ values, positionals }, io) {
     const [action, ...rest] = positionals;
     const only = (allowed: string[]) => {
-      const extra = Object.keys(values).filter((k) => values[k] !== undefined && !allowed.includes(k));
+      const extra = Object.entries(values).flatMap(([k, v]) => (v !== undefined && !allowed.includes(k) ? [k] : []));
       if (extra.length > 0) throw new UsageError(`secrets ${action} does not take --${extra[0]}`);
     };
     switch (action) {
@@ -62,7 +62,7 @@ Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
       case 'add':
         only(['webhook-id', 'url']);
         if (rest.length > 0) throw new UsageError('secrets add reads the secret from stdin, not from its arguments (they show in ps and shell history)');
-        return add(values['webhook-id'] as string | undefined, values.url as string | undefined, io);
+        return add(values['webhook-id'], values.url, io);
       case 'remove':
         only([]);
         if (rest.length !== 1) throw new UsageError('secrets remove takes one id or fingerprint');

@@ -35,10 +35,10 @@ Exit codes: 0 every answer was 2xx, 1 some were not (or the file is malformed),
   async run({ values, positionals }, io) {
     if (positionals.length !== 1) throw new UsageError('give one export file, or - for stdin');
     if (values.to === undefined) throw new UsageError('--to URL is required (e.g. http://127.0.0.1:3000/webhooks)');
-    const url = parseUrl(values.to as string);
-    const concurrencyText = (values.concurrency as string | undefined) ?? '4';
+    const url = parseUrl(values.to);
+    const concurrencyText = values.concurrency ?? '4';
     if (!/^[1-9]\d*$/.test(concurrencyText) || Number(concurrencyText) > 64) throw new UsageError('--concurrency must be a whole number from 1 to 64');
-    const secret = await signingSecret(values.secret as string | undefined, io.env);
+    const secret = await signingSecret(values.secret, io.env);
 
     const deliveries: Delivery[] = [];
     for await (const d of readExportFile(positionals[0]!, io.stdin)) deliveries.push(d);

@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { defaultPayload } from '../../core/events/default-payloads.js';
-import { EVENT_TYPES, isEventType } from '../../core/events/event-types.js';
+import { EVENT_TYPES } from '../../core/events/event-types.js';
 import { answerLabel, createDeliveryPoster } from '../../core/transfer/post-delivery.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
+import { parseEventId, parseEventType } from '../event-arguments.js';
 import { parseUrl, SECRET_HELP, signingSecret } from '../sending-options.js';
 
-const eventIdSchema = z.guid();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export const triggerCommand = defineCommand({
@@ -40,16 +39,15 @@ Exit codes: 0 the receiver answered 2xx, 1 it did not (or could not be reached),
   },
   allowPositionals: true,
   async run({ values, positionals }, io) {
-    const [eventType, ...extra] = positionals;
-    if (eventType === undefined || extra.length > 0) throw new UsageError('give one event type');
-    if (!isEventType(eventType)) throw new UsageError(`unknown event type "${eventType}" (one of ${EVENT_TYPES.join(', ')})`);
-    const eventId = ((values.id as string | undefined) ?? crypto.randomUUID()).toLowerCase();
-    if (!eventIdSchema.safeParse(eventId).success) throw new UsageError('--id must be a uuid');
+    const [typeText, ...extra] = positionals;
+    if (typeText === undefined || extra.length > 0) throw new UsageError('give one event type');
+    const eventType = parseEventType(typeText);
+    const eventId = values.id === undefined ? crypto.randomUUID() : parseEventId(values.id, 'a valid --id');
     const config = parseConfig(io.env);
-    const url = parseUrl((values.to as string | undefined) ?? `http://127.0.0.1:${config.port}${config.webhookPath}`);
-    const data = values.data as string | undefined;
+    const url = parseUrl(values.to ?? `http://127.0.0.1:${config.port}${config.webhookPath}`);
+    const data = values.data;
     const body = data === undefined ? new TextEncoder().encode(JSON.stringify(defaultPayload(eventType, { now: Date.now() }))) : readData(data);
-    const secret = await signingSecret(values.secret as string | undefined, io.env);
+    const secret = await signingSecret(values.secret, io.env);
 
     const answer = await createDeliveryPoster({ url, secret, crypto: createNodeSignatureCrypto() })({ eventId, eventType, body });
     if (answer.status === null) {

@@ -1,19 +1,26 @@
-import { retryDelayMs } from './backoff.js';
 import { createBatcher } from '../batcher.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from '../delivery-store.js';
 import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
+import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
+import { createDispatchSlots } from './dispatch-slots.js';
 import type { Router } from './router.js';
-import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
+import { createHandlerRunner, parseDeliveryBody, type HandlerObserver, type HandlerResult } from './run-handler.js';
 
-/** Hooks for metrics; every method optional. */
+/** What `DispatchObserver.deliveryFinished` learns about the attempt that ended. */
+export interface DeliveryFinishedDetail {
+  eventId: string;
+  /** The delivery's attempt count once this outcome is stored. */
+  attempt: number;
+  /** The handlers that failed in this attempt (empty when none failed or none ran). */
+  failures: ReadonlyArray<{ handler: string; error: string }>;
+}
+
+/** Hooks for metrics and alerts; every method optional. */
 export interface DispatchObserver extends HandlerObserver {
-  deliveryFinished?(
-    eventType: string,
-    status: DispatchOutcome['status'],
-    detail: { eventId: string; attempt: number; failures: ReadonlyArray<{ handler: string; error: string }> },
-  ): void;
+  /** An attempt's outcome is stored (not called for an attempt interrupted by shutdown: nothing is stored). */
+  deliveryFinished?(eventType: string, status: DispatchOutcome['status'], detail: DeliveryFinishedDetail): void;
 }
 
 export interface DispatcherOptions {
@@ -84,6 +91,7 @@ export function createDispatcher({
   const longestTimeout = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0));
   // A lease outlives the longest handler run, so no other dispatcher starts the same handler.
   const leaseMs = longestTimeout + 5_000;
+  const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
   const complete = createBatcher<DispatchOutcome, void>({
     execute: async (batch) => {
       await store.completeDispatch(batch);
@@ -91,66 +99,37 @@ export function createDispatcher({
     },
     schedule,
   });
-
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
-  /** Dispatches whose handlers are running: what `concurrency` bounds. */
-  let running = 0;
-  /** Hand-offs adopted while every slot was busy, in arrival order, with their lease's end. */
-  const waiting: Array<{ delivery: Delivery; payload: unknown; until: number }> = [];
-  let reserved = 0;
-  /** A drain stopped at capacity: deliveries may be waiting for a free slot. */
-  let backlog = false;
-  let stopped = false;
-
-  function track(delivery: Delivery, ledger: HandlerRun[], payload?: unknown) {
-    running++;
-    let freed = false;
-    // The slot frees when the handlers are done; the outcome write that follows needs none.
-    const free = () => {
-      if (freed) return;
-      freed = true;
-      running--;
-      pump();
-    };
-    const p: Promise<void> = dispatchOne(delivery, ledger, payload, free)
-      .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
-      .finally(() => {
-        free();
-        inflight.delete(p);
-      });
-    inflight.add(p);
-  }
-
-  /** Fills free slots: hand-offs waiting in memory first, then (backlog) a drain of the store. */
-  function pump() {
-    while (!stopped && running < concurrency && waiting.length > 0) {
-      const next = waiting.shift()!;
-      // Its lease must cover the longest handler run from now; one that waited too long is left
-      // to expire and is leased again like any due delivery.
-      if (next.until - clock() < longestTimeout) continue;
-      track(next.delivery, [], next.payload);
-    }
-    if (backlog && running < concurrency) {
-      backlog = false;
-      void wake();
-    }
-  }
+  const slots = createDispatchSlots({
+    concurrency,
+    handOffQueue,
+    leaseMs,
+    minLeaseLeftMs: longestTimeout,
+    clock,
+    start(delivery, ledger, payload, free) {
+      const p: Promise<void> = dispatchOne(delivery, ledger, payload, free)
+        .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
+        .finally(() => {
+          free();
+          inflight.delete(p);
+        });
+      inflight.add(p);
+    },
+    drainAgain: () => void wake(),
+  });
 
   /** Leases and starts due deliveries until none is left; resolves with how many it started. */
   async function drain(): Promise<number> {
     let started = 0;
-    while (!stopped) {
-      const slots = concurrency - running - waiting.length - reserved;
-      if (slots <= 0) {
-        backlog = true; // the next dispatch to finish drains again
-        return started;
-      }
+    while (!slots.stopped) {
+      const limit = slots.leasable();
+      if (limit === 0) return started; // the next dispatch to finish drains again
       let leased: Delivery[];
       let ledger: HandlerRun[];
       try {
-        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit: slots });
+        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit });
         if (leased.length === 0) return started;
         // Ledger rows exist only once an attempt has failed: new deliveries need no read.
         const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);
@@ -161,75 +140,41 @@ export function createDispatcher({
         return started;
       }
       for (const delivery of leased) {
-        track(delivery, ledger.filter((r) => r.eventId === delivery.eventId));
+        slots.run(delivery, ledger.length === 0 ? ledger : ledger.filter((r) => r.eventId === delivery.eventId));
         started++;
       }
     }
     return started;
   }
 
-  async function dispatchOne(delivery: Delivery, ledger: HandlerRun[], parsed: unknown, free: () => void): Promise<void> {
-    const now = () => clock();
+  async function dispatchOne(delivery: Delivery, ledger: readonly HandlerRun[], parsed: unknown, free: () => void): Promise<void> {
     const handlers = router.handlersFor(delivery.eventType);
-    const base = { eventId: delivery.eventId, owner, nextAttemptAt: null, runs: [] as HandlerRun[] };
+    let report: AttemptReport;
+    let results: readonly HandlerResult[] = NO_RESULTS;
     if (handlers.length === 0) {
-      free();
-      await finish({ ...base, status: 'ignored', attempts: delivery.attempts, lastError: 'no handler for this event type', now: now() }, delivery);
-      return;
-    }
-    const body = parsed !== undefined ? { ok: true as const, payload: parsed } : parseDeliveryBody(delivery.body);
-    if (!body.ok) {
-      free();
-      await finish({ ...base, status: 'dead', attempts: delivery.attempts, lastError: body.error, now: now() }, delivery);
-      return;
-    }
-
-    // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded.
-    const pending =
-      ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && r.status === 'succeeded'));
-    const results = await Promise.all(
-      pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
-    );
-    free();
-
-    const failures = results.filter((r) => !r.ok);
-    // The ledger matters once an attempt has failed. A delivery processed at its first attempt
-    // needs no rows: its status already says every handler succeeded (and ingest stays lean).
-    const runs: HandlerRun[] =
-      failures.length === 0 && ledger.length === 0
-        ? []
-        : results.map((r) => ({
-            eventId: delivery.eventId,
-            handler: r.handler,
-            status: r.ok ? 'succeeded' : 'failed',
-            attempts: r.attempt,
-            lastError: r.error,
-          }));
-    const attempts = delivery.attempts + 1;
-    const lastError = describeFailures(results);
-    let outcome: DispatchOutcome;
-    if (failures.length === 0) {
-      outcome = { ...base, runs, status: 'processed', attempts, lastError: null, now: now() };
-    } else if (failures.some((f) => f.permanent) || attempts >= maxAttempts) {
-      outcome = { ...base, runs, status: 'dead', attempts, lastError, now: now() };
+      report = { kind: 'no-handler' };
     } else {
-      const at = now();
-      outcome = {
-        ...base,
-        runs,
-        status: 'failed',
-        attempts,
-        lastError,
-        now: at,
-        nextAttemptAt: at + retryDelayMs(attempts, { baseMs: retryBaseMs, maxMs: retryMaxMs, random }),
-      };
+      const body = parsed !== undefined ? { ok: true as const, payload: parsed } : parseDeliveryBody(delivery.body);
+      if (!body.ok) {
+        report = { kind: 'invalid-body', error: body.error };
+      } else {
+        // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded.
+        const pending =
+          ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && r.status === 'succeeded'));
+        results = await Promise.all(
+          pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
+        );
+        report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
+      }
     }
-    await finish(outcome, delivery, failures.map((f) => ({ handler: f.handler, error: f.error ?? '' })));
-  }
-
-  async function finish(outcome: DispatchOutcome, delivery: Delivery, failures: ReadonlyArray<{ handler: string; error: string }> = []) {
+    free(); // the slot is for handlers; the outcome write that follows needs none
+    const outcome = decideOutcome(delivery, report, clock(), policy);
+    // Interrupted by shutdown: no outcome, so `stop` gives the lease back with the attempts unchanged.
+    if (outcome === null) return;
     await complete(outcome);
-    observer.deliveryFinished?.(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures });
+    if (observer.deliveryFinished) {
+      observer.deliveryFinished(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
+    }
     if (outcome.status === 'dead') {
       logger.warn({ event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, last_error: outcome.lastError }, 'delivery dead');
     } else if (outcome.status === 'failed') {
@@ -243,7 +188,7 @@ export function createDispatcher({
   let draining: Promise<number> | null = null;
   let again = false;
   function wake(): Promise<number> {
-    if (stopped) return Promise.resolve(0);
+    if (slots.stopped) return Promise.resolve(0);
     if (draining) {
       again = true;
       return draining;
@@ -261,20 +206,13 @@ export function createDispatcher({
 
   return {
     owner,
-    reserve() {
-      if (stopped || running + waiting.length + reserved >= concurrency + handOffQueue) return null;
-      reserved++;
-      return { owner, until: clock() + leaseMs };
-    },
+    reserve: () => slots.reserve(owner),
     adopt(grant, d) {
-      reserved--;
-      if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
-      // A new event has no ledger yet; ingest parsed its body.
-      waiting.push({ delivery: storedDelivery(d), payload: d.payload, until: grant.until });
-      pump();
+      // Ingest parsed its body already.
+      slots.adopt(grant, storedDelivery(d), d.payload);
     },
     release() {
-      reserved--;
+      slots.release();
     },
     wake() {
       void wake();
@@ -283,16 +221,15 @@ export function createDispatcher({
       for (;;) {
         while (draining) await draining; // join a drain in progress without re-arming it
         const started = await wake();
-        while (inflight.size > 0 || reserved > 0) {
+        while (inflight.size > 0 || slots.reserved > 0) {
           await Promise.all(inflight);
-          if (reserved > 0) await new Promise((r) => setTimeout(r, 1)); // hand-offs about to be adopted
+          if (slots.reserved > 0) await new Promise((r) => setTimeout(r, 1)); // hand-offs about to be adopted
         }
-        if (started === 0 && !draining && !backlog) return;
+        if (started === 0 && !draining && !slots.backlog) return;
       }
     },
     async stop(graceMs = 10_000) {
-      stopped = true;
-      waiting.length = 0; // adopted, not started: their leases are given back below
+      slots.stop(); // adopted hand-offs not started yet: their leases are given back below
       await draining;
       const all = Promise.all(inflight);
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -309,4 +246,13 @@ export function createDispatcher({
       await store.releaseLeases(owner).catch(() => 0);
     },
   };
+}
+
+const NO_RESULTS: readonly HandlerResult[] = [];
+const NO_FAILURES: DeliveryFinishedDetail['failures'] = Object.freeze([]);
+
+function failuresOf(results: readonly HandlerResult[]): DeliveryFinishedDetail['failures'] {
+  let failures: Array<{ handler: string; error: string }> | undefined;
+  for (const r of results) if (!r.ok) (failures ??= []).push({ handler: r.handler, error: r.error ?? '' });
+  return failures ?? NO_FAILURES;
 }

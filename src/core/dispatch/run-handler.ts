@@ -5,7 +5,7 @@ import type { EventType } from '../events/event-types.js';
 import type { Logger } from '../observability/logger.js';
 
 /** How one handler call ended. */
-export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload';
+export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted';
 
 /** Hooks for metrics around each handler call; every method optional. */
 export interface HandlerObserver {
@@ -21,6 +21,8 @@ export interface HandlerResult {
   ok: boolean;
   /** Retrying cannot help: the payload failed the handler's schema. */
   permanent: boolean;
+  /** Ended by `abortAll` (shutdown): the call did not finish, so it is no attempt at all. */
+  interrupted: boolean;
   error: string | null;
 }
 
@@ -35,7 +37,7 @@ export interface HandlerRunnerOptions {
 export interface HandlerRunner {
   /** Runs one handler on one delivery's parsed payload: schema check, time limit, log line. Never throws. */
   run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult>;
-  /** Aborts every call still running (shutdown); each settles at once as failed. */
+  /** Aborts every call still running (shutdown); each settles at once as `interrupted`. */
   abortAll(reason: Error): void;
 }
 
@@ -68,23 +70,15 @@ export function describeFailures(results: readonly HandlerResult[]): string | nu
     .slice(0, 2000) || null;
 }
 
-/**
- * One handler call that may be ended early (time limit, shutdown). `race` settles with the
- * handler's own promise or, once the call is ended, rejects with the reason: a handler that
- * ignores its signal is no longer awaited. Its `AbortSignal` is made only when the handler reads
- * `ctx.signal` (most never do): an AbortController, its signal and an 'abort' listener per call
- * were a measurable part of a short one (commit 8090174). No promise here outlives the call, and
- * the handler is called directly, not deferred through `Promise.resolve().then`: with `Promise.race` against a never-settling
- * "ended" promise and that deferral, V8 kept about 330 KB alive at each scavenge at 1,000 req/s
- * (220 KB now), and promoted 318 KB per scavenge at full load (201 KB now): old-generation
- * garbage, which is what the mark-compacts behind the slowest answers collect (README,
- * Performance).
- */
+/** One handler call that may be ended early (time limit, shutdown); lean, as it runs per delivery. */
 class RunningCall {
   private reject: ((reason: Error) => void) | undefined;
   private controller: AbortController | undefined;
   private reason: Error | undefined;
+  /** Ended by shutdown rather than by its time limit. */
+  interrupted = false;
 
+  /** Settles with the handler, or rejects once ended: a handler ignoring its signal is no longer awaited. */
   race<T>(work: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.reason) return reject(this.reason);
@@ -93,6 +87,7 @@ class RunningCall {
     });
   }
 
+  /** Made only when read, as most handlers never read it. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
@@ -101,9 +96,10 @@ class RunningCall {
     return this.controller.signal;
   }
 
-  end(reason: Error) {
+  end(reason: Error, interrupted = false) {
     if (this.reason) return;
     this.reason = reason;
+    this.interrupted = interrupted;
     this.controller?.abort(reason);
     this.reject?.(reason);
   }
@@ -131,7 +127,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
-    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, error: null };
+    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null };
     const report = (outcome: HandlerOutcome) => {
       const durationMs = clock() - started;
       observer.handlerFinished?.(h.name, delivery.eventType, outcome, durationMs);
@@ -177,7 +173,8 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
       report('succeeded');
     } catch (error) {
       result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      report(error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+      result.interrupted = call.interrupted;
+      report(call.interrupted ? 'interrupted' : error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
     } finally {
       clearTimeout(timer);
       calls.delete(call);
@@ -188,7 +185,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
   return {
     run,
     abortAll(reason) {
-      for (const call of calls) call.end(reason);
+      for (const call of calls) call.end(reason, true);
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * A small Prometheus registry in plain JS (prom-client needs Node; this runs in the Worker too).
+ * A small Prometheus registry in plain JS: the core imports no `node:*`, and prom-client requires Node modules.
  * Counters and histograms with labels, gauges read at scrape time, text exposition format 0.0.4.
  */
 type Labels = Record<string, string>;

@@ -55,7 +55,7 @@ export function createPodhookMetrics(store: DeliveryStore): PodhookMetrics {
       handlerFinished(handler, _type, outcome, durationMs) {
         runs.inc({ handler, outcome });
         handlerSeconds.observe({ handler }, durationMs / 1000);
-        if (outcome !== 'succeeded') failures.inc({ handler });
+        if (outcome !== 'succeeded' && outcome !== 'interrupted') failures.inc({ handler });
       },
       deliveryFinished(type, status) {
         finished.inc({ status, event_type: typeLabel(type) });

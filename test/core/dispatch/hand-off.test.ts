@@ -1,11 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
 import { withHandOff } from '../../../src/core/dispatch/hand-off.js';
 import { createRouter, defineHandler } from '../../../src/index.js';
 import { silentLogger } from '../../../src/core/observability/logger.js';
 import { openSqliteStore } from '../../../src/node/sqlite-store.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
-import { waitFor } from '../../helpers/wait-for.js';
 import { newDelivery } from '../../store/store-contract.js';
 
 const tempDir = useTempDir();
@@ -27,7 +26,7 @@ describe('ingest hand-off', () => {
     expect(await t.claim(d)).toEqual({ outcome: 'new' });
     // Leased by this dispatcher from the insert on: another one cannot take it.
     expect(await t.store.leaseDue({ owner: 'other', now: Date.now(), leaseMs: 1000, limit: 10 })).toEqual([]);
-    await waitFor(async () => (await t.store.get(d.eventId))?.status === 'processed');
+    await vi.waitFor(async () => expect((await t.store.get(d.eventId))?.status).toBe('processed'), { timeout: 5000 });
     expect(t.leases).toEqual([]);
     t.close();
   });
@@ -45,7 +44,7 @@ describe('ingest hand-off', () => {
     expect(await t.store.leaseDue({ owner: 'probe', now: Date.now(), leaseMs: 1, limit: 10 }).then((r) => r.map((x) => x.eventId))).toEqual([second.eventId]);
     await t.store.releaseLeases('probe');
     release();
-    await waitFor(async () => (await t.store.get(second.eventId))?.status === 'processed');
+    await vi.waitFor(async () => expect((await t.store.get(second.eventId))?.status).toBe('processed'), { timeout: 5000 });
     expect(t.leases.length).toBeGreaterThan(0); // the second came through a lease statement
     t.close();
   });
@@ -116,7 +115,7 @@ describe('ingest hand-off', () => {
     const parsed = { parsed: 'by ingest' };
     const d = newDelivery({ receivedAt: Date.now(), body: new TextEncoder().encode('{"from":"the body"}'), payload: parsed });
     await t.claim(d);
-    await waitFor(async () => (await t.store.get(d.eventId))?.status === 'processed');
+    await vi.waitFor(async () => expect((await t.store.get(d.eventId))?.status).toBe('processed'), { timeout: 5000 });
     expect(seen).toEqual([parsed]);
     t.close();
   });

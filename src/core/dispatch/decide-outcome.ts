@@ -1,0 +1,77 @@
+import { retryDelayMs, type BackoffOptions } from './backoff.js';
+import type { DispatchOutcome, HandlerRun } from '../delivery-store.js';
+import type { Delivery } from '../delivery.js';
+import { describeFailures, type HandlerResult } from './run-handler.js';
+
+/** What one dispatch attempt found: no handler, a body handlers cannot read, or the handlers' results. */
+export type AttemptReport =
+  | { kind: 'no-handler' }
+  | { kind: 'invalid-body'; error: string }
+  | {
+      kind: 'ran';
+      results: readonly HandlerResult[];
+      /** The delivery had ledger rows (an earlier attempt failed): this attempt's runs are recorded too. */
+      hadLedger: boolean;
+    };
+
+export interface OutcomePolicy {
+  /** The lease owner writing the outcome. */
+  owner: string;
+  /** Dispatch attempts before a delivery is `dead`. */
+  maxAttempts: number;
+  backoff: BackoffOptions;
+}
+
+/**
+ * Decides how one dispatch attempt ends: `processed`, `failed` with a backoff, `dead` (a
+ * permanent failure, an unreadable body or the last attempt) or `ignored` (no handler). Null when
+ * a handler was interrupted by shutdown: that is no attempt, so nothing is written and the lease
+ * is given back with the attempt count unchanged. Pure: time and jitter come in as arguments.
+ */
+export function decideOutcome(
+  delivery: Pick<Delivery, 'eventId' | 'attempts'>,
+  report: AttemptReport,
+  now: number,
+  { owner, maxAttempts, backoff }: OutcomePolicy,
+): DispatchOutcome | null {
+  if (report.kind === 'no-handler') {
+    return outcome(delivery.eventId, owner, 'ignored', delivery.attempts, 'no handler for this event type', null, now, []);
+  }
+  if (report.kind === 'invalid-body') {
+    return outcome(delivery.eventId, owner, 'dead', delivery.attempts, report.error, null, now, []);
+  }
+  const { results, hadLedger } = report;
+  let failed = false;
+  let permanent = false;
+  for (const r of results) {
+    if (r.interrupted) return null;
+    if (!r.ok) {
+      failed = true;
+      if (r.permanent) permanent = true;
+    }
+  }
+  const attempts = delivery.attempts + 1;
+  // A delivery processed at its first attempt needs no ledger rows: its status says every handler succeeded.
+  const runs: HandlerRun[] = !failed && !hadLedger ? [] : results.map((r) => toRun(delivery.eventId, r));
+  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, null, null, now, runs);
+  const lastError = describeFailures(results);
+  if (permanent || attempts >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs);
+  return outcome(delivery.eventId, owner, 'failed', attempts, lastError, now + retryDelayMs(attempts, backoff), now, runs);
+}
+
+function toRun(eventId: string, r: HandlerResult): HandlerRun {
+  return { eventId, handler: r.handler, status: r.ok ? 'succeeded' : 'failed', attempts: r.attempt, lastError: r.error };
+}
+
+function outcome(
+  eventId: string,
+  owner: string,
+  status: DispatchOutcome['status'],
+  attempts: number,
+  lastError: string | null,
+  nextAttemptAt: number | null,
+  now: number,
+  runs: HandlerRun[],
+): DispatchOutcome {
+  return { eventId, owner, status, attempts, lastError, nextAttemptAt, now, runs };
+}

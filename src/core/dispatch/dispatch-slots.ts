@@ -1,0 +1,130 @@
+import type { Clock } from '../clock.js';
+import type { HandlerRun } from '../delivery-store.js';
+import type { Delivery, LeaseGrant } from '../delivery.js';
+
+export interface DispatchSlotsOptions {
+  /** Deliveries whose handlers run at once. */
+  concurrency: number;
+  /** Hand-offs that may wait in memory for a free slot beyond `concurrency`. */
+  handOffQueue: number;
+  /** How long a lease lasts from when it is granted. */
+  leaseMs: number;
+  /** A waiting hand-off whose lease has less left than this is dropped (the longest handler run). */
+  minLeaseLeftMs: number;
+  clock: Clock;
+  /**
+   * Starts one dispatch in a taken slot; it must call `free` once its handlers are done.
+   * `payload` is the body ingest already parsed (hand-offs), else undefined.
+   */
+  start(delivery: Delivery, ledger: readonly HandlerRun[], payload: unknown, free: () => void): void;
+  /** A drain stopped at capacity and a slot is free again: lease from the store. */
+  drainAgain(): void;
+}
+
+/** The dispatcher's capacity: running slots, reserved hand-offs and the in-memory wait line. */
+export interface DispatchSlots {
+  /** Reserves a hand-off and its lease, or null at capacity or once stopped. */
+  reserve(owner: string): LeaseGrant | null;
+  /** A reserved hand-off was claimed as new: it waits for a slot (or is dropped once stopped). */
+  adopt(grant: LeaseGrant, delivery: Delivery, payload: unknown): void;
+  /** A reserved hand-off was not claimed as new. */
+  release(): void;
+  /**
+   * How many deliveries a drain may lease now; at zero it marks a backlog, so the next slot to
+   * free drains again.
+   */
+  leasable(): number;
+  /** Runs a leased delivery with its ledger rows in a slot (a drain sized it with `leasable`). */
+  run(delivery: Delivery, ledger: readonly HandlerRun[]): void;
+  /** Hand-offs reserved but not yet adopted or released. */
+  readonly reserved: number;
+  /** A drain stopped at capacity and has not run again yet. */
+  readonly backlog: boolean;
+  readonly stopped: boolean;
+  /** Takes no more work and drops waiting hand-offs (their leases are given back by the caller). */
+  stop(): void;
+}
+
+const NO_RUNS: readonly HandlerRun[] = [];
+
+/** Slot and hand-off bookkeeping for the dispatcher, with no I/O of its own. */
+export function createDispatchSlots({
+  concurrency,
+  handOffQueue,
+  leaseMs,
+  minLeaseLeftMs,
+  clock,
+  start,
+  drainAgain,
+}: DispatchSlotsOptions): DispatchSlots {
+  let running = 0;
+  let reserved = 0;
+  let backlog = false;
+  let stopped = false;
+  /** Hand-offs adopted while every slot was busy, in arrival order, with their lease's end. */
+  const waiting: Array<{ delivery: Delivery; payload: unknown; until: number }> = [];
+
+  function take(delivery: Delivery, ledger: readonly HandlerRun[], payload: unknown) {
+    running++;
+    let freed = false;
+    start(delivery, ledger, payload, () => {
+      if (freed) return;
+      freed = true;
+      running--;
+      pump();
+    });
+  }
+
+  /** Fills free slots: hand-offs waiting in memory first, then (backlog) a drain of the store. */
+  function pump() {
+    while (!stopped && running < concurrency && waiting.length > 0) {
+      const next = waiting.shift()!;
+      // One that waited too long is left to expire and is leased again like any due delivery.
+      if (next.until - clock() < minLeaseLeftMs) continue;
+      take(next.delivery, NO_RUNS, next.payload); // a new event has no ledger yet
+    }
+    if (backlog && running < concurrency) {
+      backlog = false;
+      drainAgain();
+    }
+  }
+
+  return {
+    reserve(owner) {
+      if (stopped || running + waiting.length + reserved >= concurrency + handOffQueue) return null;
+      reserved++;
+      return { owner, until: clock() + leaseMs };
+    },
+    adopt(grant, delivery, payload) {
+      reserved--;
+      if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
+      waiting.push({ delivery, payload, until: grant.until });
+      pump();
+    },
+    release() {
+      reserved--;
+    },
+    leasable() {
+      if (stopped) return 0;
+      const slots = concurrency - running - waiting.length - reserved;
+      if (slots <= 0) backlog = true;
+      return Math.max(0, slots);
+    },
+    run(delivery, ledger) {
+      take(delivery, ledger, undefined);
+    },
+    get reserved() {
+      return reserved;
+    },
+    get backlog() {
+      return backlog;
+    },
+    get stopped() {
+      return stopped;
+    },
+    stop() {
+      stopped = true;
+      waiting.length = 0;
+    },
+  };
+}
