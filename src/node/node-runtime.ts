@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -12,10 +11,11 @@ import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
-import { createApp } from '../http/create-app.js';
+import { createApp, type PodhookApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
+import { nodeIngestSource } from './node-listener.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -31,11 +31,13 @@ export interface NodeRuntimeOptions {
   busyTimeoutMs?: number;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** The team's middleware and routes (the serve command passes src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
 }
 
 export interface NodeRuntime {
-  app: Hono<{ Variables: { requestId: string } }>;
-  /** The app's ingest route as a plain function (the `node:http` listener calls it directly). */
+  app: PodhookApp;
+  /** What the app's ingest route calls, as a plain function. */
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
@@ -68,6 +70,7 @@ export function createNodeRuntime({
   clock = systemClock,
   busyTimeoutMs,
   random,
+  customize,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
@@ -128,6 +131,8 @@ export function createNodeRuntime({
     ingest,
     logger,
     webhookPath: config.webhookPath,
+    ingestSource: nodeIngestSource,
+    customize,
     extend: (a) => {
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },

@@ -41,7 +41,7 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
 
 function listen(runtime: NodeRuntime, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(createNodeListener({ fetch: runtime.app.fetch, ingest: runtime.ingest, webhookPath: config.webhookPath }));
+    const server = createServer(createNodeListener(runtime.app));
     server.listen(config.port, config.host);
     server.once('listening', () => resolve(server));
     server.once('error', reject);

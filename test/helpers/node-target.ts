@@ -1,6 +1,5 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_WEBHOOK_PATH } from '../../src/http/create-app.js';
 import { createNodeListener } from '../../src/node/node-listener.js';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import { parseConfig } from '../../src/core/config.js';
@@ -45,7 +44,7 @@ export function openNodeTarget(
 
 /**
  * The same runtime behind a real `node:http` server on 127.0.0.1 with the production listener
- * (ingest straight over Node's request; everything else through Hono): requests travel over TCP.
+ * (the Hono app over @hono/node-server, ingest reading Node's own request): requests travel over TCP.
  */
 export async function openNodeHttpTarget(
   dir: string,
@@ -54,9 +53,7 @@ export async function openNodeHttpTarget(
 ): Promise<NodeTarget> {
   const target = openNodeTarget(dir, options, extra);
   const { runtime } = target;
-  const server = createServer(
-    createNodeListener({ fetch: runtime.app.fetch, ingest: runtime.ingest, webhookPath: DEFAULT_WEBHOOK_PATH }),
-  );
+  const server = createServer(createNodeListener(runtime.app));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

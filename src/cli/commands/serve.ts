@@ -1,4 +1,5 @@
 import { handlers } from '../../../handlers/index.js';
+import { customizeApp } from '../../app.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
@@ -39,7 +40,7 @@ Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configurati
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers });
+    const server = await startServer({ config, logger, handlers, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     return EXIT.ok;
