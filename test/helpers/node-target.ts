@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/core/config.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
 import type { Logger } from '../../src/core/observability/logger.js';
 import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
+import type { PodhookApp } from '../../src/http/create-app.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { dbIn } from './temp-dir.js';
 
@@ -14,11 +15,18 @@ export interface NodeTarget extends HttpTarget {
   databasePath: string;
 }
 
+export interface NodeTargetExtras {
+  logger?: Logger;
+  busyTimeoutMs?: number;
+  handlers?: readonly HandlerDefinition[];
+  customize?: (app: PodhookApp) => void;
+}
+
 /** The Node runtime on a real SQLite file, driven in-process through `app.request`. */
 export function openNodeTarget(
   dir: string,
   { secrets, maxBodyBytes }: HttpTargetOptions,
-  { logger = silentLogger, busyTimeoutMs, handlers }: { logger?: Logger; busyTimeoutMs?: number; handlers?: readonly HandlerDefinition[] } = {},
+  { logger = silentLogger, busyTimeoutMs, handlers, customize }: NodeTargetExtras = {},
 ): NodeTarget {
   let now = Date.now();
   const databasePath = dbIn(dir);
@@ -29,7 +37,7 @@ export function openNodeTarget(
     // Tests drive dispatch explicitly (runtime.dispatcher.runUntilIdle()), so rows stay as ingest left them.
     DISPATCHER: 'off',
   });
-  const runtime = createNodeRuntime({ config, logger, clock: () => now, busyTimeoutMs, handlers });
+  const runtime = createNodeRuntime({ config, logger, clock: () => now, busyTimeoutMs, handlers, customize });
   return {
     runtime,
     databasePath,
@@ -49,7 +57,7 @@ export function openNodeTarget(
 export async function openNodeHttpTarget(
   dir: string,
   options: HttpTargetOptions,
-  extra: { logger?: Logger; busyTimeoutMs?: number; handlers?: readonly HandlerDefinition[] } = {},
+  extra: NodeTargetExtras = {},
 ): Promise<NodeTarget> {
   const target = openNodeTarget(dir, options, extra);
   const { runtime } = target;
