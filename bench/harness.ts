@@ -146,10 +146,13 @@ export function load(options: LoadOptions): LoadResult {
   return JSON.parse(result.stdout) as LoadResult;
 }
 
-/** CPU time (user + system) a process has used, in ms (from /proc/<pid>/stat, 100 Hz ticks). */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+/**
+ * A full-load burst against a running target, with the server's CPU read by the client over
+ * the measured phase only: CPU per request (µs) beside the client's result.
+ */
+export function burst(r: Running, options: Omit<LoadOptions, 'url' | 'secret' | 'serverPid'>): LoadResult & { cpuUsPerRequest: number } {
+  const result = load({ url: r.url, secret: SECRET, serverPid: r.child.pid!, ...options });
+  return { ...result, cpuUsPerRequest: Math.round(((result.serverCpuMs ?? 0) * 1000) / Math.max(1, result.sent)) };
 }
 
 /** Peak resident memory of a process (VmHWM), in MB. */
