@@ -33,7 +33,8 @@ export interface Running {
  */
 export function podhookArgs(...extra: string[]): string[] {
   const start = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const words = start.split('&&').at(-1)!.trim().split(/\s+/);
+  // `exec` makes the shell become node, so signals sent to `npm start` reach the server.
+  const words = start.split('&&').at(-1)!.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (words[0] !== 'node') throw new Error(`package.json's start command does not end in a node command: ${start}`);
   const args = words.slice(1);
   const script = args.findIndex((w) => !w.startsWith('-'));

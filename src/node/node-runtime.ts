@@ -198,7 +198,7 @@ export function createNodeRuntime({
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },
-    close(graceMs = 10_000) {
+    close(graceMs = config.shutdownGraceMs) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
         await dispatcher.stop(graceMs);

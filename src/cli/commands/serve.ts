@@ -19,7 +19,9 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   DISPATCH_MAX_ATTEMPTS attempts before a delivery is dead   (8)
   DISPATCH_POLL_MS      how often due retries are looked for (1000)
   HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
-  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)`;
+  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
+  SHUTDOWN_GRACE_MS     on SIGTERM/SIGINT, time for open     (10000)
+                        requests and running handlers`;
 
 export const serveCommand = defineCommand({
   name: 'serve',
