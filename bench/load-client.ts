@@ -30,6 +30,8 @@ export interface LoadOptions {
   bodyBytes?: number;
   /** Hard bound on requests sent. */
   maxRequests?: number;
+  /** Unmeasured closed-loop load before the measured phase (at least 4 requests a connection). */
+  warmUpMs?: number;
   eventType?: string;
   /** The server's process id: its CPU time over the measured phase is reported. */
   serverPid?: number;
@@ -251,13 +253,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   const connections = await Promise.all(Array.from({ length: connectionCount }, open));
 
-  // Warm up unmeasured: a few requests per connection, so the server's JIT and pools are warm.
+  // Warm up unmeasured, so the server's JIT and pools are warm.
+  // Open loop: only the few requests a connection, so no burst precedes a fixed-rate phase.
+  const warmUpEnd = performance.now() + (options.warmUpMs ?? (rate ? 0 : 300));
   await Promise.all(
     connections.map(
       (conn) =>
         new Promise<void>((resolve) => {
-          let left = 4;
-          conn.onIdle = () => (--left > 0 && !conn.socket.destroyed ? send(conn, performance.now()) : resolve());
+          let sentHere = 1;
+          conn.onIdle = () => {
+            if (!conn.socket.destroyed && (sentHere < 4 || performance.now() < warmUpEnd)) {
+              sentHere++;
+              send(conn, performance.now());
+            } else resolve();
+          };
           send(conn, performance.now());
         }),
     ),

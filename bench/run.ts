@@ -65,7 +65,6 @@ const DEFAULT_TARGETS = quick
 const ROUNDS = quick ? 2 : 5;
 const BURST_MS = quick ? 1500 : 4000;
 const RATE_MS = quick ? 1000 : 4000;
-const WARM_UP_MS = quick ? 500 : 1000;
 const CONCURRENCY = 32;
 const FIXED_RATE = 1000;
 
@@ -98,8 +97,8 @@ async function mainSeries() {
   const running: Running[] = [];
   try {
     for (const spec of targets) running.push(await startTarget(spec, join(dir, `${spec.name}.db`)));
-    // Warm-up: JIT, SQLite page cache, connection pools.
-    for (const r of running) load({ url: r.url, secret: SECRET, durationMs: WARM_UP_MS, concurrency: CONCURRENCY });
+    // Warm-up: JIT, SQLite page cache, connection pools (--quick: each burst's own warm-up only).
+    if (!quick) for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: CONCURRENCY });
 
     const samples = new Map<string, { max: LoadResult[]; rate: LoadResult[]; cpuUsPerReq: number[] }>();
     for (const r of running) samples.set(r.spec.name, { max: [], rate: [], cpuUsPerReq: [] });
