@@ -38,10 +38,13 @@ const ConfigSchema = z.object({
   })),
   ALERT_DOWNTIME_MINUTES: optional(integer(1, 10_080)),
   ALERT_MIN_INTERVAL_MINUTES: optional(integer(1, 1440)),
+  SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
 });
 
 /** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
 const UNSHOWN = new Set(['SVC_WEBHOOK_SECRET', 'ALERT_WEBHOOK_URL']);
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** The receiver's configuration, from the environment, with defaults applied. */
 export interface Config {
@@ -54,6 +57,8 @@ export interface Config {
   maxBodyBytes: number;
   logLevel: (typeof LOG_LEVELS)[number];
   retentionDays: number;
+  /** On SIGTERM/SIGINT: how long in-flight requests and handlers get to finish. */
+  shutdownGraceMs: number;
   dispatch: {
     /** `off` runs ingest only (another process dispatches from the same file). */
     enabled: boolean;
@@ -99,6 +104,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxBodyBytes: e.MAX_BODY_BYTES ?? 262_144,
     logLevel: e.LOG_LEVEL ?? 'info',
     retentionDays: e.RETENTION_DAYS ?? 30,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS,
     dispatch: {
       enabled: (e.DISPATCHER ?? 'on') === 'on',
       concurrency: e.DISPATCH_CONCURRENCY ?? 16,

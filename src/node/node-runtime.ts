@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import { createAlerter, type Alerter } from '../core/alerts/alerter.js';
 import { combineObservers } from '../core/alerts/combine-observers.js';
 import { createHeartbeat, HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
@@ -17,10 +16,11 @@ import { createPrunePause, pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
-import { createApp } from '../http/create-app.js';
+import { createApp, type PodhookApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
+import { nodeIngestSource } from './node-listener.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -36,11 +36,13 @@ export interface NodeRuntimeOptions {
   busyTimeoutMs?: number;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** The team's middleware and routes (the serve command passes src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
 }
 
 export interface NodeRuntime {
-  app: Hono<{ Variables: { requestId: string } }>;
-  /** The app's ingest route as a plain function (the `node:http` listener calls it directly). */
+  app: PodhookApp;
+  /** What the app's ingest route calls, as a plain function. */
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
@@ -71,6 +73,7 @@ export function createNodeRuntime({
   clock = systemClock,
   busyTimeoutMs,
   random,
+  customize,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: writes waiting when the event loop turns share one transaction and one sync.
@@ -143,6 +146,8 @@ export function createNodeRuntime({
     ingest,
     logger,
     webhookPath: config.webhookPath,
+    ingestSource: nodeIngestSource,
+    customize,
     extend: (a) => {
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
@@ -190,7 +195,7 @@ export function createNodeRuntime({
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },
-    close(graceMs = 10_000) {
+    close(graceMs = config.shutdownGraceMs) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
         await dispatcher.stop(graceMs);

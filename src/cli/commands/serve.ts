@@ -1,3 +1,4 @@
+import { customizeApp } from '../../app.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
@@ -19,6 +20,9 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   DISPATCH_POLL_MS      how often due retries are looked for (1000)
   HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
   RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
+  SHUTDOWN_GRACE_MS     on SIGTERM/SIGINT, time for open     (10000)
+                        requests and running handlers
+
   ALERT_WEBHOOK_URL     where alerts are POSTed: https://, or http:// to
                         127.0.0.1/::1/localhost (none: alerts only logged)
   ALERT_DOWNTIME_MINUTES  a longer gap in heartbeats is a downtime (5, >= 1)
@@ -48,7 +52,7 @@ Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configurati
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers });
+    const server = await startServer({ config, logger, handlers, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     return EXIT.ok;
