@@ -15,6 +15,12 @@ const integer = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
+/** The shortest admin token accepted: long enough that guessing it online is hopeless. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/** Variables whose values never appear in an error message. */
+const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN']);
+
 const ConfigSchema = z.object({
   PORT: optional(integer(0, 65535)),
   HOST: optional(z.string().min(1)),
@@ -31,6 +37,7 @@ const ConfigSchema = z.object({
   HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
   RETRY_BASE_MS: optional(integer(1, 3_600_000)),
   RETRY_MAX_MS: optional(integer(1, 86_400_000)),
+  ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
 });
 
 /** The receiver's configuration, from the environment, with defaults applied. */
@@ -54,6 +61,8 @@ export interface Config {
     retryBaseMs: number;
     retryMaxMs: number;
   };
+  /** `ADMIN_TOKEN`: the admin API and inspector (`/_podhook/*`) are off when null. */
+  adminToken: string | null;
 }
 
 /**
@@ -65,7 +74,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const shown = name === 'SVC_WEBHOOK_SECRET' ? '' : ` (got ${JSON.stringify(env[name])})`;
+    const shown = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
     const message = name === 'RETENTION_DAYS' && issue.code === 'too_small'
       ? 'must be at least 2: the sender retries for about 22.4 hours and dedupe must outlive that'
       : issue.message;
@@ -90,6 +99,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
       retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
     },
+    adminToken: e.ADMIN_TOKEN ?? null,
   };
 }
 

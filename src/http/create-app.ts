@@ -4,6 +4,7 @@ import type { Logger } from '../core/observability/logger.js';
 import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler } from './ingest.js';
 import { readBodyCapped } from './read-body.js';
 import { requestId } from './request-id.js';
+import type { AdminEnv } from './admin/admin-env.js';
 
 export { errorBody } from './ingest.js';
 
@@ -21,6 +22,8 @@ export interface AppOptions {
   webhookPath?: string;
   /** Extra routes (e.g. `/metrics`) mounted by the runtime adapter. */
   extend?: (app: Hono<Env>) => void;
+  /** The admin API and inspector (`createAdmin`), mounted at `/_podhook` when ADMIN_TOKEN is set; otherwise those routes are 404. */
+  admin?: Hono<AdminEnv>;
 }
 
 type Env = { Variables: { requestId: string } };
@@ -32,7 +35,7 @@ export const DEFAULT_MAX_BODY_BYTES = 262_144;
  * The HTTP surface of podhook, the same in every runtime: `POST <webhookPath>` (ingest),
  * `GET /healthz`, `GET /readyz`. The runtime adapter supplies the receiver, store and logger.
  */
-export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEBHOOK_PATH, extend }: AppOptions): Hono<Env> {
+export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEBHOOK_PATH, extend, admin }: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   app.use(requestId());
 
@@ -56,6 +59,8 @@ export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEB
   });
 
   extend?.(app);
+  // The trailing slash makes the inspector's own page `GET /_podhook/`.
+  if (admin) app.route('/_podhook/', admin as unknown as Hono<Env>);
 
   app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
   app.onError((error, c) => {

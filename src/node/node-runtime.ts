@@ -13,6 +13,7 @@ import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
 import { createApp } from '../http/create-app.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
@@ -31,6 +32,8 @@ export interface NodeRuntimeOptions {
   busyTimeoutMs?: number;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Admin options beyond the token (the alerts heartbeat's `lastDowntime`; tests shorten delays). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
 }
 
 export interface NodeRuntime {
@@ -68,6 +71,7 @@ export function createNodeRuntime({
   clock = systemClock,
   busyTimeoutMs,
   random,
+  admin,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
@@ -103,9 +107,10 @@ export function createNodeRuntime({
 
   const metrics = createPodhookMetrics(store);
   const d = config.dispatch;
+  const router = createRouter(handlers);
   const dispatcher = createDispatcher({
     store,
-    router: createRouter(handlers),
+    router,
     logger,
     clock,
     owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
@@ -132,6 +137,7 @@ export function createNodeRuntime({
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
     readiness: createReadiness({ store, secrets }),
+    admin: config.adminToken === null ? undefined : createAdmin({ token: config.adminToken, store, router, logger, clock, wake: () => dispatcher.wake(), ...admin }),
   });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

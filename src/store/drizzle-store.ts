@@ -21,6 +21,7 @@ import {
 } from './statements.js';
 import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
+import { deliveryAdminMethods } from './delivery-admin.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -141,7 +142,15 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
           .from(handlerRuns)
           .where(inArray(handlerRuns.eventId, eventIds.slice(i, i + MAX_IDS_PER_QUERY)));
         for (const r of rows) {
-          out.push({ eventId: r.eventId, handler: r.handler, status: r.status, attempts: r.attempts, lastError: r.lastError });
+          out.push({
+            eventId: r.eventId,
+            handler: r.handler,
+            status: r.status,
+            attempts: r.attempts,
+            lastError: r.lastError,
+            durationMs: r.durationMs,
+            at: r.updatedAt,
+          });
         }
       }
       return out;
@@ -186,5 +195,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
     },
 
     ...deliveryTransferMethods(db, driver),
+    ...deliveryAdminMethods(db, driver),
   };
 }

@@ -5,7 +5,7 @@ import type { Logger } from '../core/observability/logger.js';
 import { errorBody } from '../http/create-app.js';
 import { createConsoleLogger } from './console-logger.js';
 import type { WorkerEnv } from './worker-env.js';
-import { createWorkerRuntime } from './worker-runtime.js';
+import { createWorkerRuntime, type WorkerRuntimeOptions } from './worker-runtime.js';
 
 export interface CreateWorkerOptions {
   /** The handler modules (the entry passes handlers/index.ts). */
@@ -14,6 +14,8 @@ export interface CreateWorkerOptions {
   logger?: Logger;
   clock?: Clock;
   random?: () => number;
+  /** Admin options beyond the token (e.g. `lastDowntime`, from the alerts heartbeat). */
+  admin?: WorkerRuntimeOptions['admin'];
 }
 
 /** Whether this cron run also prunes: once an hour (the minute-0 run), as the Node service does. */

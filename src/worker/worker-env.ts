@@ -16,6 +16,8 @@ export interface WorkerEnv {
   HANDLER_TIMEOUT_MS?: string;
   RETRY_BASE_MS?: string;
   RETRY_MAX_MS?: string;
+  /** Turns on the admin API and inspector (a Worker secret: `wrangler secret put ADMIN_TOKEN`). */
+  ADMIN_TOKEN?: string;
 }
 
 /** The variables of `WorkerEnv` that configure podhook (everything but the bindings). */
@@ -31,6 +33,7 @@ export const WORKER_VARIABLES = [
   'HANDLER_TIMEOUT_MS',
   'RETRY_BASE_MS',
   'RETRY_MAX_MS',
+  'ADMIN_TOKEN',
 ] as const satisfies readonly (keyof WorkerEnv)[];
 
 /** The configuring variables as the plain string map `parseConfig` takes. */

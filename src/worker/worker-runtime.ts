@@ -13,6 +13,7 @@ import { createSecretSource } from '../core/signing/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createIngestHandler } from '../http/ingest.js';
 import { createApp } from '../http/create-app.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, parseConfig, type Config } from '../core/config.js';
 import { createConsoleLogger } from './console-logger.js';
@@ -29,6 +30,8 @@ export interface WorkerRuntimeOptions {
   clock?: Clock;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Admin options beyond the token (e.g. `lastDowntime`). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
 }
 
 export interface WorkerRuntime {
@@ -51,7 +54,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -63,9 +66,10 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
   });
 
   const d = config.dispatch;
+  const router = createRouter(handlers);
   const dispatcher = createDispatcher({
     store,
-    router: createRouter(handlers),
+    router,
     logger: log,
     clock,
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
@@ -94,6 +98,11 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     logger: log,
     webhookPath: config.webhookPath,
     readiness: createReadiness({ store, secrets }),
+    // No long poll on the Worker (an export answers at once); a replay drains under waitUntil.
+    admin:
+      config.adminToken === null
+        ? undefined
+        : createAdmin({ token: config.adminToken, store, router, logger: log, clock, maxWaitMs: 0, wake: () => waitUntil(drain()), ...admin }),
   });
 
   return {

@@ -18,7 +18,9 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   DISPATCH_MAX_ATTEMPTS attempts before a delivery is dead   (8)
   DISPATCH_POLL_MS      how often due retries are looked for (1000)
   HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
-  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)`;
+  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
+  ADMIN_TOKEN           turns on /_podhook/ (admin API, inspector); at least
+                        32 characters                        (unset: off, 404)`;
 
 export const serveCommand = defineCommand({
   name: 'serve',
@@ -26,7 +28,8 @@ export const serveCommand = defineCommand({
   usage: 'podhook serve',
   help: `${CONFIG_HELP}
 
-Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics.
+Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics,
+/_podhook/ (admin API and inspector, with ADMIN_TOKEN).
 Stops gracefully on SIGTERM or SIGINT.
 
 Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,

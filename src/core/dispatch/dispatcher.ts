@@ -5,7 +5,7 @@ import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from '../de
 import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
 import type { Router } from './router.js';
-import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
+import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, parseDeliveryBody, type HandlerObserver } from './run-handler.js';
 
 /** Hooks for metrics; every method optional. */
 export interface DispatchObserver extends HandlerObserver {
@@ -191,28 +191,21 @@ export function createDispatcher({
     const failures = results.filter((r) => !r.ok);
     // The ledger matters once an attempt has failed. A delivery processed at its first attempt
     // needs no rows: its status already says every handler succeeded (and ingest stays lean).
-    const runs: HandlerRun[] =
-      failures.length === 0 && ledger.length === 0
-        ? []
-        : results.map((r) => ({
-            eventId: delivery.eventId,
-            handler: r.handler,
-            status: r.ok ? 'succeeded' : 'failed',
-            attempts: r.attempt,
-            lastError: r.error,
-          }));
+    const runs: HandlerRun[] = failures.length === 0 && ledger.length === 0 ? [] : ledgerRuns(delivery.eventId, results);
     const attempts = delivery.attempts + 1;
     const lastError = describeFailures(results);
+    const durationMs = attemptDuration(results);
     let outcome: DispatchOutcome;
     if (failures.length === 0) {
-      outcome = { ...base, runs, status: 'processed', attempts, lastError: null, now: now() };
+      outcome = { ...base, runs, durationMs, status: 'processed', attempts, lastError: null, now: now() };
     } else if (failures.some((f) => f.permanent) || attempts >= maxAttempts) {
-      outcome = { ...base, runs, status: 'dead', attempts, lastError, now: now() };
+      outcome = { ...base, runs, durationMs, status: 'dead', attempts, lastError, now: now() };
     } else {
       const at = now();
       outcome = {
         ...base,
         runs,
+        durationMs,
         status: 'failed',
         attempts,
         lastError,

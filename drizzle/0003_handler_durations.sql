@@ -1,0 +1,2 @@
+ALTER TABLE `deliveries` ADD `duration_ms` integer;--> statement-breakpoint
+ALTER TABLE `handler_runs` ADD `duration_ms` integer;
