@@ -32,7 +32,7 @@ ul.deliveries a:hover { background: var(--soft); }
 ul.deliveries .id { grid-column: 1 / -1; color: var(--muted); font-size: 12px; overflow-wrap: anywhere; }
 ul.deliveries .err { grid-column: 1 / -1; }
 ul.deliveries time { color: var(--muted); font-size: .85rem; }
-.type { font-weight: 600; overflow-wrap: anywhere; }
+.type { font-weight: 600; min-width: 0; }
 .badge { display: inline-block; font-size: .75rem; font-weight: 600; padding: .1rem .45rem; border-radius: 99px; color: #fff; background: var(--idle); }
 .s-processed, .s-succeeded { background: var(--ok); } .s-failed { background: var(--warn); } .s-dead { background: var(--bad); } .s-queued { background: var(--info); }
 .err { color: var(--bad); font-size: .85rem; overflow-wrap: anywhere; }
@@ -48,12 +48,14 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .ladder { display: block; }
 figure.chart { margin: 0 0 .8rem; }
-figure.chart svg { width: 100%; height: 10rem; display: block; background: var(--soft); border-radius: 6px; }
+figure.chart svg { width: 100%; height: 8rem; display: block; background: var(--soft); border-radius: 6px; }
 .axis { stroke: var(--line); }
-.tick { fill: var(--muted); font-size: 10px; }
+.ticks { display: flex; justify-content: space-between; font-size: .75rem; color: var(--muted); }
 .o-processed { fill: var(--ok); } .o-ignored { fill: var(--idle); } .o-queued { fill: var(--info); } .o-failed { fill: var(--warn); } .o-dead { fill: var(--bad); }
 figcaption { display: flex; flex-wrap: wrap; gap: .3rem .8rem; font-size: .8rem; margin-top: .3rem; }
 .key::before { content: ""; display: inline-block; width: .7rem; height: .7rem; margin-right: .3rem; border-radius: 2px; background: currentColor; vertical-align: -1px; }
 .key.o-processed { color: var(--ok); } .key.o-ignored { color: var(--idle); } .key.o-queued { color: var(--info); } .key.o-failed { color: var(--warn); } .key.o-dead { color: var(--bad); }
+header form { margin: 0; }
+@media (max-width: 40rem) { ul.deliveries a { grid-template-columns: auto 1fr; } ul.deliveries time { grid-column: 1 / -1; } }
 @media (max-width: 40rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dt { margin-top: .4rem; } }
 `;
