@@ -279,6 +279,26 @@ describe('admin refusals (Node)', () => {
   });
 });
 
+describe('the last downtime (from the alerts heartbeat)', () => {
+  it('is in the stats and the inspector banner, with what the sender does about it', async () => {
+    const until = Date.now() - 60_000;
+    const from = until - 23 * 3_600_000;
+    log = captureLogger();
+    server = await startAdminServer(tempDir(), { token: TOKEN, logger: log.logger, admin: { lastDowntime: async () => ({ from, until }) } });
+    try {
+      const stats = (await (await api('/stats')).json()) as { last_downtime: unknown };
+      expect(stats.last_downtime).toEqual({ from: new Date(from).toISOString(), until: new Date(until).toISOString(), minutes: 23 * 60 });
+      const page = await (await fetch(`${server.url}/_podhook/?since=yesterday`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      expect(page).toContain('podhook was down for 23 h');
+      expect(page).toContain('probably disabled the webhook');
+      // A filter typed wrong is shown on the page, not answered as an error.
+      expect(page).toContain('Filter not applied: since must be an ISO 8601 date or time');
+    } finally {
+      await server.close(100);
+    }
+  });
+});
+
 describe('admin off, and a short token', () => {
   let off: RunningServer;
   beforeEach(async () => {
