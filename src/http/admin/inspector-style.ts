@@ -4,7 +4,7 @@ export const INSPECTOR_CSS = `
   --ok: #2f9e61; --warn: #d98e04; --bad: #d63c3c; --info: #3b7dd8; --idle: #98a2b3; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e9ef; --muted: #98a2b3; --bg: #12161d; --line: #2c3440; --soft: #1b212b; } }
 * { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+body { margin: 0; font: 15px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", "DejaVu Sans", sans-serif; color: var(--fg); background: var(--bg); }
 header { display: flex; justify-content: space-between; align-items: center; padding: .6rem 1rem; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; text-decoration: none; color: var(--fg); }
 main { max-width: 64rem; margin: 0 auto; padding: 0 1rem 3rem; }
@@ -57,5 +57,14 @@ figcaption { display: flex; flex-wrap: wrap; gap: .3rem .8rem; font-size: .8rem;
 .key.o-processed { color: var(--ok); } .key.o-ignored { color: var(--idle); } .key.o-queued { color: var(--info); } .key.o-failed { color: var(--warn); } .key.o-dead { color: var(--bad); }
 header form { margin: 0; }
 @media (max-width: 40rem) { ul.deliveries a { grid-template-columns: auto 1fr; } ul.deliveries time { grid-column: 1 / -1; } }
+/* On a phone each handler run is a small card: label and value per line, nothing to scroll sideways. */
+@media (max-width: 40rem) {
+  table.runs thead { display: none; }
+  table.runs, table.runs tbody, table.runs tr, table.runs td { display: block; }
+  table.runs tr { padding: .4rem 0; border-bottom: 1px solid var(--line); }
+  table.runs td { border: 0; padding: .1rem 0; text-align: left; }
+  table.runs td::before { content: attr(data-label); color: var(--muted); display: inline-block; min-width: 5.5rem; font-size: .85rem; }
+  table.runs td:empty { display: none; }
+}
 @media (max-width: 40rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dt { margin-top: .4rem; } }
 `;

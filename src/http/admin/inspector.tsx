@@ -88,7 +88,7 @@ function HandlerTable({ stats }: { stats: StatsAnswer }) {
     <div class="scroll">
       <table>
         <thead>
-          <tr><th>handler</th><th>runs</th><th>failures</th><th>p50</th><th>p99</th></tr>
+          <tr><th>handler</th><th class="num">runs</th><th class="num">failures</th><th class="num">p50</th><th class="num">p99</th></tr>
         </thead>
         <tbody>
           {stats.handlers.map((h) => (
@@ -299,16 +299,16 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
         {runs.length === 0 ? <p class="empty">No handler has run it.</p> : (
           <div class="scroll">
             <table class="runs">
-              <thead><tr><th>handler</th><th>attempt</th><th>outcome</th><th>duration</th><th>at</th><th>error</th></tr></thead>
+              <thead><tr><th>handler</th><th class="num">attempt</th><th>outcome</th><th class="num">duration</th><th>at</th><th>error</th></tr></thead>
               <tbody>
                 {runs.map((r) => (
                   <tr>
-                    <td>{r.handler}</td>
-                    <td class="num">{r.attempt}</td>
-                    <td><StatusBadge status={r.outcome} /></td>
-                    <td class="num">{r.duration_ms === null ? '–' : `${r.duration_ms} ms`}</td>
-                    <td>{r.at ?? ''}</td>
-                    <td class="err">{r.error ?? ''}</td>
+                    <td data-label="handler"><strong>{r.handler}</strong></td>
+                    <td data-label="attempt" class="num">{r.attempt}</td>
+                    <td data-label="outcome"><StatusBadge status={r.outcome} /></td>
+                    <td data-label="duration" class="num">{r.duration_ms === null ? '–' : `${r.duration_ms} ms`}</td>
+                    <td data-label="at">{r.at ?? ''}</td>
+                    <td data-label="error" class="err">{r.error ?? ''}</td>
                   </tr>
                 ))}
               </tbody>

@@ -36,6 +36,7 @@ describe('inspector in Chromium', () => {
   it('logs in, opens a delivery, redelivers a dead letter and sees it processed, draws the chart', async (ctx) => {
     if (!existsSync(CHROMIUM)) {
       if (process.env.CI === 'true') throw new Error(INSTALL_HINT);
+      console.warn(INSTALL_HINT); // the skip note alone is not printed by the default reporter
       ctx.skip(INSTALL_HINT);
     }
     resetRecording();
