@@ -1,4 +1,7 @@
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { PodhookError } from '../../core/errors.js';
+import { describeCause, errorBody, INTERNAL_ERROR_ANSWER } from '../ingest.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { DeliveryStore } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
@@ -91,5 +94,13 @@ export function createAdmin({
   });
   // The trailing slash makes the inspector's own page `GET /_podhook/`.
   admin.route('/_podhook/', createInspector(ctx));
+  admin.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
+  admin.onError((error, c) => {
+    if (error instanceof PodhookError) return c.json(errorBody(error.code, error.message, error.details), error.status as 400);
+    // hono/csrf refuses a cross-site form post with a 403 HTTPException.
+    if (error instanceof HTTPException && error.status === 403) return c.json(errorBody('forbidden', 'Cross-site form posts are refused.'), 403);
+    logger.error({ request_id: c.get('requestId'), err: describeCause(error) }, 'unhandled error');
+    return c.json(INTERNAL_ERROR_ANSWER.body, 500);
+  });
   return admin;
 }
