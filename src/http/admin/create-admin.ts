@@ -33,6 +33,11 @@ export interface AdminOptions {
   maxWaitMs?: number;
   /** How often a long poll looks for a newer delivery. */
   pollMs?: number;
+  /**
+   * How long after it is received a delivery may appear in an export. 0 where deliveries commit
+   * in the order they are received (one Node process); the Worker's isolates commit concurrently.
+   */
+  settleMs?: number;
   /** The pause before a refused attempt is answered; doubles per refusal in the last minute. */
   failureDelay?: { baseMs: number; maxMs: number };
   sleep?: (ms: number) => Promise<void>;
@@ -53,6 +58,7 @@ export function createAdmin({
   lastDowntime = async () => null,
   maxWaitMs = 25_000,
   pollMs = 250,
+  settleMs = 0,
   failureDelay,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
 }: AdminOptions): Hono<AdminEnv> {
@@ -72,6 +78,7 @@ export function createAdmin({
     auth,
     maxWaitMs,
     pollMs,
+    settleMs,
     sleep,
     lastDowntime,
     replay: replayIds,
