@@ -16,6 +16,12 @@ const integer = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
+/** The shortest admin token accepted: long enough that guessing it online is hopeless. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/** Variables whose values never appear in an error message. */
+const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN']);
+
 const ConfigSchema = z.object({
   PORT: optional(integer(0, 65535)),
   HOST: optional(z.string().min(1)),
@@ -39,10 +45,11 @@ const ConfigSchema = z.object({
   ALERT_DOWNTIME_MINUTES: optional(integer(1, 10_080)),
   ALERT_MIN_INTERVAL_MINUTES: optional(integer(1, 1440)),
   SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
+  ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
 });
 
 /** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
-const UNSHOWN = new Set(['SVC_WEBHOOK_SECRET', 'ALERT_WEBHOOK_URL']);
+const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL']);
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
@@ -77,6 +84,8 @@ export interface Config {
     /** At most one alert per kind and key in this time. */
     minIntervalMinutes: number;
   };
+  /** `ADMIN_TOKEN`: the admin API and inspector (`/_podhook/*`) are off when null. */
+  adminToken: string | null;
 }
 
 /**
@@ -119,6 +128,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       downtimeMinutes: e.ALERT_DOWNTIME_MINUTES ?? 5,
       minIntervalMinutes: e.ALERT_MIN_INTERVAL_MINUTES ?? 10,
     },
+    adminToken: e.ADMIN_TOKEN ?? null,
   };
 }
 

@@ -53,6 +53,8 @@ export interface Delivery {
   lastError: string | null;
   nextAttemptAt: number | null;
   processedAt: number | null;
+  /** How long the last dispatch attempt's handlers ran, when known (the admin API shows it). */
+  durationMs?: number;
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */

@@ -5,6 +5,7 @@ import type { Logger } from '../core/observability/logger.js';
 import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler, type JsonAnswer } from './ingest.js';
 import { checkDeclaredLength, readBodyCapped } from './read-body.js';
 import { REQUEST_ID_HEADER, requestId } from './request-id.js';
+import type { AdminEnv } from './admin/admin-env.js';
 
 export { errorBody } from './ingest.js';
 
@@ -44,6 +45,12 @@ export interface AppOptions {
   customize?: (app: PodhookApp) => void;
   /** Extra routes (e.g. `/metrics`) mounted by the runtime adapter. */
   extend?: (app: PodhookApp) => void;
+  /**
+   * Builds the admin API and inspector (`createAdmin`), served at `/_podhook/` when ADMIN_TOKEN is
+   * set (otherwise those routes are 404). Built on the first `/_podhook` request, not before: the
+   * Worker builds the app per request, and ingest must not pay for routes it never uses.
+   */
+  admin?: () => Hono<AdminEnv>;
 }
 
 export const DEFAULT_WEBHOOK_PATH = '/webhooks';
@@ -62,6 +69,7 @@ export function createApp({
   ingestSource = webIngestSource,
   customize,
   extend,
+  admin,
 }: AppOptions): PodhookApp {
   const app = new Hono<AppEnv>();
   app.use(requestId({ answered: (res) => answeredWithId.has(res) }));
@@ -84,6 +92,12 @@ export function createApp({
   });
 
   extend?.(app);
+  if (admin) {
+    let built: Hono<AdminEnv> | undefined;
+    const forward = (c: Context<AppEnv>) => (built ??= admin()).fetch(c.req.raw, { requestId: c.get('requestId') });
+    app.all('/_podhook', forward);
+    app.all('/_podhook/*', forward);
+  }
 
   app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
   app.onError((error, c) => {

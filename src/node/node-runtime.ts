@@ -17,6 +17,7 @@ import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
 import { createApp, type PodhookApp } from '../http/create-app.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
@@ -38,6 +39,8 @@ export interface NodeRuntimeOptions {
   random?: () => number;
   /** The team's middleware and routes (the serve command passes src/app.ts's `customizeApp`). */
   customize?: (app: PodhookApp) => void;
+  /** Admin options beyond the token (the alerts heartbeat's `lastDowntime`; tests shorten delays). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
 }
 
 export interface NodeRuntime {
@@ -74,6 +77,7 @@ export function createNodeRuntime({
   busyTimeoutMs,
   random,
   customize,
+  admin,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: writes waiting when the event loop turns share one transaction and one sync.
@@ -121,9 +125,10 @@ export function createNodeRuntime({
       .then((downtime) => downtime && alerts.downtime(downtime))
       .catch((error: Error) => logger.error({ err: error.message }, 'heartbeat failed'));
   const d = config.dispatch;
+  const router = createRouter(handlers);
   const dispatcher = createDispatcher({
     store,
-    router: createRouter(handlers),
+    router,
     logger,
     clock,
     owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
@@ -142,6 +147,7 @@ export function createNodeRuntime({
   });
 
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });
+  const { adminToken } = config;
   const app = createApp({
     ingest,
     logger,
@@ -152,6 +158,7 @@ export function createNodeRuntime({
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
     readiness: createReadiness({ store, secrets }),
+    admin: adminToken === null ? undefined : () => createAdmin({ token: adminToken, store, router, logger, clock, wake: () => dispatcher.wake(), lastDowntime: () => heartbeat.lastDowntime(), ...admin }),
   });
 
   // Unref'd: a pacing wait never keeps a stopping process alive.

@@ -22,6 +22,7 @@ import {
 import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
+import { deliveryAdminMethods } from './delivery-admin.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -142,7 +143,15 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
           .from(handlerRuns)
           .where(inArray(handlerRuns.eventId, eventIds.slice(i, i + MAX_IDS_PER_QUERY)));
         for (const r of rows) {
-          out.push({ eventId: r.eventId, handler: r.handler, status: r.status, attempts: r.attempts, lastError: r.lastError });
+          out.push({
+            eventId: r.eventId,
+            handler: r.handler,
+            status: r.status,
+            attempts: r.attempts,
+            lastError: r.lastError,
+            durationMs: r.durationMs,
+            at: r.updatedAt,
+          });
         }
       }
       return out;
@@ -188,5 +197,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
 
     ...deliveryTransferMethods(db, driver),
     ...heartbeatMethods(db),
+    ...deliveryAdminMethods(db, driver),
   };
 }

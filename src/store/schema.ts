@@ -39,6 +39,8 @@ export const deliveries = sqliteTable(
     leaseOwner: text('lease_owner'),
     leaseUntil: integer('lease_until'),
     processedAt: integer('processed_at'),
+    /** How long the last dispatch attempt's handlers ran (they run together: the slowest one). */
+    durationMs: integer('duration_ms'),
   },
   (t) => [
     // A replay carries the same t, so (t, digest) identifies signed content as well as the digest
@@ -60,10 +62,15 @@ export const handlerRuns = sqliteTable(
   {
     eventId: text('event_id').notNull(),
     handler: text('handler').notNull(),
-    status: text('status', { enum: ['succeeded', 'failed'] }).notNull(),
+    /** `queued`: an operator asked for this handler to run again (admin replay). */
+    status: text('status', { enum: ['succeeded', 'failed', 'queued'] }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     updatedAt: integer('updated_at').notNull(),
+    /** The last run's duration (null for a row written before it ran, e.g. `queued`). */
+    durationMs: integer('duration_ms'),
+    /** How many of the `attempts` runs failed (the row keeps only the last run's outcome). */
+    failures: integer('failures').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.eventId, t.handler] })],
 );

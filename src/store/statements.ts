@@ -121,12 +121,21 @@ export function leaseStatement(db: AnySqliteDatabase, p: Params<LeaseParams>) {
     .returning();
 }
 
-export type HandlerRunParams = HandlerRun & { updatedAt: number };
+export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null };
 
 export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunParams>) {
   return db
     .insert(handlerRuns)
-    .values({ eventId: p.eventId, handler: p.handler, status: p.status, attempts: p.attempts, lastError: p.lastError, updatedAt: p.updatedAt })
+    .values({
+      eventId: p.eventId,
+      handler: p.handler,
+      status: p.status,
+      attempts: p.attempts,
+      lastError: p.lastError,
+      updatedAt: p.updatedAt,
+      durationMs: p.durationMs,
+      failures: sql`(${p.status} = 'failed')`,
+    })
     .onConflictDoUpdate({
       target: [handlerRuns.eventId, handlerRuns.handler],
       set: {
@@ -134,6 +143,8 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
         attempts: sql`excluded.attempts`,
         lastError: sql`excluded.last_error`,
         updatedAt: sql`excluded.updated_at`,
+        durationMs: sql`excluded.duration_ms`,
+        failures: sql`${handlerRuns.failures} + excluded.failures`,
       },
     })
     .returning({ eventId: handlerRuns.eventId });
@@ -147,6 +158,7 @@ export interface OutcomeParams {
   lastError: string | null;
   nextAttemptAt: number | null;
   processedAt: number | null;
+  durationMs: number | null;
 }
 
 /** Records an outcome and releases the lease, only while `owner` still holds it. */
@@ -159,6 +171,7 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
       lastError: p.lastError as string | null,
       nextAttemptAt: p.nextAttemptAt as number | null,
       processedAt: p.processedAt as number | null,
+      durationMs: p.durationMs as number | null,
       leaseOwner: null,
       leaseUntil: null,
     })
@@ -176,8 +189,17 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
       lastError: o.lastError,
       nextAttemptAt: o.nextAttemptAt,
       processedAt: o.status === 'processed' ? o.now : null,
+      durationMs: o.durationMs ?? null,
     },
-    runs: o.runs.map((r) => ({ ...r, updatedAt: o.now })),
+    runs: o.runs.map((r) => ({
+      eventId: r.eventId,
+      handler: r.handler,
+      status: r.status,
+      attempts: r.attempts,
+      lastError: r.lastError,
+      updatedAt: o.now,
+      durationMs: r.durationMs ?? null,
+    })),
   };
 }
 
@@ -198,6 +220,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     lastError: row.lastError,
     nextAttemptAt: row.nextAttemptAt,
     processedAt: row.processedAt,
+    ...(row.durationMs === null ? {} : { durationMs: row.durationMs }),
   };
 }
 

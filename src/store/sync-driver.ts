@@ -58,9 +58,9 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   const insert = prepareRaw<ClaimParams>(client, claim.insert);
   const bumpStmt = claim.bump.prepare();
   const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'now', 'leaseUntil', 'limit'])).prepare();
-  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt'])).prepare();
+  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs'])).prepare();
   const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
-    'eventId', 'owner', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt',
+    'eventId', 'owner', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs',
   ])));
 
   // Which write was running when the shared transaction threw (-1: none, BEGIN or COMMIT did).

@@ -16,6 +16,7 @@ import { createSecretSource } from '../core/signing/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createIngestHandler } from '../http/ingest.js';
 import { createApp, type PodhookApp } from '../http/create-app.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, parseConfig, type Config } from '../core/config.js';
 import { createConsoleLogger } from './console-logger.js';
@@ -36,6 +37,8 @@ export interface WorkerRuntimeOptions {
   alertMemory?: (minIntervalMs: number) => AlertMemory;
   /** The team's middleware and routes (the entry passes src/app.ts's `customizeApp`). */
   customize?: (app: PodhookApp) => void;
+  /** Admin options beyond the token (e.g. `lastDowntime`). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
 }
 
 export interface WorkerRuntime {
@@ -54,6 +57,9 @@ export interface WorkerRuntime {
   lastDowntime(): Promise<Downtime | null>;
 }
 
+/** Exports hold back deliveries younger than this: concurrent isolates may commit out of received order. */
+const WORKER_EXPORT_SETTLE_MS = 5_000;
+
 /** Web Crypto keeps no I/O, so one instance (and its imported-key cache) serves every request. */
 const signatureCrypto = createWebSignatureCrypto();
 
@@ -64,7 +70,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, customize }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -88,9 +94,10 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
   const beats = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const d = config.dispatch;
+  const router = createRouter(handlers);
   const dispatcher = createDispatcher({
     store,
-    router: createRouter(handlers),
+    router,
     logger: log,
     clock,
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
@@ -115,12 +122,18 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     claim: d.enabled ? withHandOff(claimOne, dispatcher, (adopt) => waitUntil(afterResponse().then(adopt).then(drain))) : claimOne,
   });
 
+  const { adminToken } = config;
   const app = createApp({
     ingest: createIngestHandler({ receive, logger: log, maxBodyBytes: config.maxBodyBytes }),
     logger: log,
     webhookPath: config.webhookPath,
     readiness: createReadiness({ store, secrets }),
     customize,
+    // No long poll on the Worker (an export answers at once); a replay drains under waitUntil.
+    admin:
+      adminToken === null
+        ? undefined
+        : () => createAdmin({ token: adminToken, store, router, logger: log, clock, maxWaitMs: 0, settleMs: WORKER_EXPORT_SETTLE_MS, wake: () => waitUntil(drain()), lastDowntime: () => beats.lastDowntime(), ...admin }),
   });
 
   return {

@@ -24,6 +24,7 @@ describe('parseConfig', () => {
         retryMaxMs: 900000,
       },
       alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
+      adminToken: null,
     });
   });
 

@@ -22,6 +22,8 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
   SHUTDOWN_GRACE_MS     on SIGTERM/SIGINT, time for open     (10000)
                         requests and running handlers
+  ADMIN_TOKEN           turns on /_podhook/ (admin API, inspector); at least
+                        32 characters                        (unset: off, 404)
 
   ALERT_WEBHOOK_URL     where alerts are POSTed: https://, or http:// to
                         127.0.0.1/::1/localhost (none: alerts only logged)
@@ -38,7 +40,8 @@ export const serveCommand = defineCommand({
 
 ${CONFIG_HELP}
 
-Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics.
+Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics,
+/_podhook/ (admin API and inspector, with ADMIN_TOKEN).
 Stops gracefully on SIGTERM or SIGINT.
 
 Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,

@@ -69,6 +69,27 @@ export class ExportFormatError extends PodhookError {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/**
+ * A delivery as one row of `podhook deliveries --json` and `GET /_podhook/api/deliveries`
+ * (no body: the export record carries it).
+ */
+export function deliveryJson(d: Delivery) {
+  return {
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    delivery_count: d.deliveryCount,
+    received_at: iso(d.receivedAt),
+    last_received_at: iso(d.lastReceivedAt),
+    last_error: d.lastError,
+    signature_t: d.signatureT,
+    next_attempt_at: iso(d.nextAttemptAt),
+    processed_at: iso(d.processedAt),
+    body_bytes: d.body.byteLength,
+  };
+}
+
 /** A stored delivery as one export record. */
 export function toExportRecord(d: Delivery): ExportRecord {
   return {
