@@ -1,15 +1,13 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { handlers as projectHandlers } from '../../../handlers/index.js';
-import type { HandlerDefinition } from '../../core/events/define-handler.js';
 import type { Delivery } from '../../core/delivery.js';
 import type { Logger } from '../../core/observability/logger.js';
 import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/transfer/replay-delivery.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
+import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
 
 export const replayCommand = defineCommand({
@@ -21,8 +19,7 @@ ${FILTER_HELP}
 
 Options:
   --handler NAME     run only this handler (its name in the ledger, e.g. podCreated)
-  --handlers MODULE  the handler list to use: a module exporting \`handlers\` (or a default
-                     export) like handlers/index.ts (default: this project's handlers/)
+${HANDLERS_HELP}
   --dry-run          print what would run; run nothing, write nothing
 
 Each selected delivery runs through its handlers exactly as the dispatcher runs them (schema,
@@ -42,7 +39,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
   options: {
     ...FILTER_OPTIONS,
     handler: { type: 'string' },
-    handlers: { type: 'string' },
+    ...HANDLERS_OPTION,
     'dry-run': { type: 'boolean' },
   },
   allowPositionals: true,
@@ -52,7 +49,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     if (positionals.length === 0 && !hasFilters(filters)) {
       throw new UsageError('name the deliveries to replay: event ids, or --status, --type or --since');
     }
-    const handlers = await loadHandlers(values.handlers as string | undefined);
+    const handlers = await loadValidHandlers(values.handlers as string | undefined);
     const only = values.handler as string | undefined;
     if (only !== undefined && !handlers.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${handlers.map((h) => h.name).join(', ') || 'none'})`);
@@ -106,23 +103,6 @@ async function* select(
 ): AsyncGenerator<Delivery | string> {
   if (ids.length === 0) return yield* scan();
   for (const id of ids) yield (await get(id)) ?? id;
-}
-
-/** The handler list: this project's handlers/, or a module's `handlers` (or default) export. */
-async function loadHandlers(module: string | undefined): Promise<readonly HandlerDefinition[]> {
-  if (module === undefined) return projectHandlers;
-  let loaded: { handlers?: unknown; default?: unknown };
-  try {
-    loaded = (await import(pathToFileURL(resolve(module)).href)) as typeof loaded;
-  } catch (error) {
-    throw new UsageError(`--handlers ${module} could not be loaded: ${(error as Error).message}`);
-  }
-  const list = loaded.handlers ?? loaded.default;
-  const isHandler = (h: unknown) => typeof (h as HandlerDefinition)?.handle === 'function' && typeof (h as HandlerDefinition).name === 'string';
-  if (!Array.isArray(list) || !list.every(isHandler)) {
-    throw new UsageError(`--handlers ${module} must export a list of defineHandler(...) values as \`handlers\` (or as its default export)`);
-  }
-  return list as HandlerDefinition[];
 }
 
 /** Handler log lines on stderr, so stdout carries only the report. */

@@ -1,8 +1,9 @@
-import { handlers } from '../../../handlers/index.js';
 import { parseConfig } from '../../core/config.js';
+import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
 import { defineCommand, EXIT } from '../command.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 
 export const CONFIG_HELP = `Environment (validated at start; a bad value stops with one line naming it):
   PORT, HOST            where the server listens          (3000, 0.0.0.0)
@@ -23,16 +24,21 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
 export const serveCommand = defineCommand({
   name: 'serve',
   summary: 'Run the webhook receiver (what `npm start` runs).',
-  usage: 'podhook serve',
-  help: `${CONFIG_HELP}
+  usage: 'podhook serve [--handlers MODULE]',
+  help: `Options:
+${HANDLERS_HELP}
+
+${CONFIG_HELP}
 
 Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics.
 Stops gracefully on SIGTERM or SIGINT.
 
-Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,
-  options: {},
-  async run(_args, io) {
+Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration (or an
+invalid handler registry: the message names the module and what is wrong).`,
+  options: { ...HANDLERS_OPTION },
+  async run({ values }, io) {
     const config = parseConfig(io.env);
+    const handlers = await loadValidHandlers(values.handlers as string | undefined);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
     // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
     const signal = new Promise<NodeJS.Signals>((resolve) => {
