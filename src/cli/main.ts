@@ -3,6 +3,7 @@ import { EXIT, helpText, parse, UsageError, type Command, type CommandIo } from 
 import { deliveriesCommand } from './commands/deliveries.js';
 import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
+import { handlersCommand } from './commands/handlers.js';
 import { importCommand } from './commands/import.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
@@ -22,6 +23,7 @@ const COMMANDS: Command[] = [
   replayCommand as Command,
   sendCommand as Command,
   triggerCommand as Command,
+  handlersCommand as Command,
 ];
 
 function overview(): string {

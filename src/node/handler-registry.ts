@@ -86,11 +86,14 @@ export async function loadHandlerRegistry(module?: string): Promise<LoadedRegist
   return { registry, handlers: Array.isArray(list) ? (list as HandlerDefinition[]) : [], problems };
 }
 
-/** Loads a registry and requires it to be valid: the handlers, or a HandlerRegistryError listing every problem. */
-export async function loadValidHandlers(module?: string): Promise<readonly HandlerDefinition[]> {
+/** Loads a registry and requires it to be valid, or throws a HandlerRegistryError listing every problem. */
+export async function loadValidRegistry(module?: string): Promise<LoadedRegistry> {
   const loaded = await loadHandlerRegistry(module);
   if (loaded.problems.length > 0) {
     throw new HandlerRegistryError(`the handler registry ${loaded.registry} is not valid:\n${formatRegistryProblems(loaded.problems)}`, loaded.problems);
   }
-  return loaded.handlers;
+  return loaded;
 }
+
+/** The handlers of a valid registry (see `loadValidRegistry`). */
+export const loadValidHandlers = async (module?: string): Promise<readonly HandlerDefinition[]> => (await loadValidRegistry(module)).handlers;

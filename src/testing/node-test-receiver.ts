@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deliveryJson } from '../cli/commands/deliveries.js';
 import { parseConfig, type Config } from '../core/config.js';
+import { createRouter } from '../core/dispatch/router.js';
 import { createNodeRuntime } from '../node/node-runtime.js';
 import { captureLogs } from './capture-logs.js';
 import { signDelivery } from './sign.js';
@@ -41,6 +42,7 @@ export function startTestReceiver({
   const { logger, lines } = captureLogs();
   const runtime = createNodeRuntime({ config, logger, handlers });
   const { store, dispatcher } = runtime;
+  const router = createRouter(handlers);
 
   /** What keeps the receiver from being settled: queued rows, and failed ones due within the horizon. */
   async function pending() {
@@ -53,6 +55,7 @@ export function startTestReceiver({
   let closed: Promise<void> | undefined;
   return {
     secret,
+    databasePath: config.databasePath,
     async deliver(type, payload, { id } = {}) {
       const d = await signDelivery({ secret, type, payload, id });
       const res = await runtime.app.request(config.webhookPath, { method: 'POST', headers: d.headers, body: d.body });
@@ -83,7 +86,12 @@ export function startTestReceiver({
       return (await store.list({ limit: 100_000 })).map(deliveryJson);
     },
     async runs(eventId) {
-      return (await store.handlerRuns([eventId])).map((r) => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError }));
+      const ledger = await store.handlerRuns([eventId]);
+      if (ledger.length > 0) return ledger.map((r) => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError }));
+      // The dispatcher writes no ledger for a delivery processed at its first attempt: its status says it all.
+      const delivery = await store.get(eventId);
+      if (delivery?.status !== 'processed') return [];
+      return router.handlersFor(delivery.eventType).map((h) => ({ handler: h.name, attempt: 1, outcome: 'succeeded' as const, error: null }));
     },
     logs: () => [...lines],
     close() {

@@ -50,6 +50,8 @@ export interface HandlerRunRow {
 export interface TestReceiver {
   /** The secret deliveries are signed with. */
   readonly secret: string;
+  /** The temporary SQLite file (removed by `close()`). */
+  readonly databasePath: string;
   /** Posts a delivery signed like the service's to the receiver's ingest route; resolves to its answer. */
   deliver(type: EventType | (string & {}), payload?: unknown, options?: { id?: string }): Promise<{ status: number; body: unknown }>;
   /** Resolves when nothing is queued, running or due within the next second (retries included). */
