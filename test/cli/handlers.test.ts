@@ -73,4 +73,14 @@ describe('podhook handlers', () => {
     expect(result.stderr).toMatch(/broken\/not-defined\.ts: entry 0 is a function \(forgotDefineHandler\), not a handler made by defineHandler/);
     expect(result.stderr).toMatch(/broken\/no-type\.ts: entry 3 \("backups"\): the pattern "pod\.backups\.\*" takes none of the 11 event types/);
   });
+
+  it('serve and replay refuse the same invalid registry with exit 2, before listening or reading', async () => {
+    const db = dbIn(tempDir());
+    for (const args of [['serve'], ['replay', '--status', 'dead']]) {
+      const result = await runMain([...args, '--handlers', BROKEN_REGISTRY], { DATABASE_PATH: db, PORT: '0', HOST: '127.0.0.1' });
+      expect(result.code, args[0]).toBe(2);
+      expect(result.stderr).toMatch(/^podhook: the handler registry .*broken\/index\.ts is not valid:\n.*broken\/not-defined\.ts: entry 0/);
+    }
+    expect(existsSync(db)).toBe(false);
+  });
 });
