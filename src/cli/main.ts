@@ -4,6 +4,7 @@ import { EXIT, UsageError, type Command, type CommandIo } from './command.js';
 import { deliveriesCommand } from './commands/deliveries.js';
 import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
+import { handlersCommand } from './commands/handlers.js';
 import { importCommand } from './commands/import.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
@@ -23,6 +24,7 @@ const COMMANDS: readonly Command[] = [
   replayCommand,
   sendCommand,
   triggerCommand,
+  handlersCommand,
 ];
 
 function overview(): string {

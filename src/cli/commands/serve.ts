@@ -1,9 +1,10 @@
 import { customizeApp } from '../../app.js';
 import { parseConfig } from '../../core/config.js';
+import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
 import { defineCommand, EXIT } from '../command.js';
-import { loadHandlers } from '../load-handlers.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 
 export const CONFIG_HELP = `Environment (validated at start; a bad value stops with one line naming it):
   PORT, HOST            where the server listens          (3000, 0.0.0.0)
@@ -35,8 +36,7 @@ export const serveCommand = defineCommand({
   summary: 'Run the webhook receiver (what `npm start` runs).',
   usage: 'podhook serve [--handlers MODULE]',
   help: `Options:
-  --handlers MODULE  the handler list to run: a module exporting \`handlers\` (or a default
-                     export) like handlers/index.ts (default: this project's handlers/)
+${HANDLERS_HELP}
 
 ${CONFIG_HELP}
 
@@ -44,11 +44,12 @@ Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics,
 /_podhook/ (admin API and inspector, with ADMIN_TOKEN).
 Stops gracefully on SIGTERM or SIGINT.
 
-Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,
-  options: { handlers: { type: 'string' } },
+Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration (or an
+invalid handler registry: the message names the module and what is wrong).`,
+  options: { ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const handlers = await loadHandlers(values.handlers as string | undefined);
+    const handlers = await loadValidHandlers(values.handlers);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
     // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
     const signal = new Promise<NodeJS.Signals>((resolve) => {
