@@ -48,7 +48,7 @@ export const INTERNAL_ERROR_ANSWER: JsonAnswer = { status: 500, body: errorBody(
 
 /**
  * `POST <webhookPath>`, free of any framework: read the capped body, receive it (verify, window,
- * store), answer 200 `{received, event_id, duplicate}` or the refusal, and write one log line.
+ * store), answer 200 `{received, event_id, duplicate}` (plus `conflict: true` when quarantined) or the refusal, and write one log line.
  * Hono mounts it in every runtime; the Node server also calls it straight from `node:http`.
  * Never throws.
  */
@@ -59,12 +59,17 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
       const result = await receive(headers, await readBody(maxBodyBytes));
       const outcome = result.duplicate ? 'duplicate' : result.status === 'queued' ? 'accepted' : result.status;
       const latencyMs = performance.now() - started;
-      logger.info(
-        { request_id: requestId, event_id: result.eventId, event_type: result.eventType, outcome, status: 200, latency_ms: round(latencyMs) },
-        'delivery',
-      );
+      const line = { request_id: requestId, event_id: result.eventId, event_type: result.eventType, outcome, status: 200, latency_ms: round(latencyMs) };
+      if (result.conflict) {
+        const { storedAs, conflictWith } = result.conflict;
+        const against = conflictWith && { event_id: conflictWith.eventId, event_type: conflictWith.eventType };
+        logger.warn({ ...line, stored_as: storedAs, conflict_with: against }, 'delivery');
+      } else {
+        logger.info(line, 'delivery');
+      }
       onOutcome?.({ outcome, status: 200, eventType: result.eventType, latencyMs });
-      return { status: 200, body: { received: true, event_id: result.eventId, duplicate: result.duplicate } };
+      const body = { received: true, event_id: result.eventId, duplicate: result.duplicate };
+      return { status: 200, body: result.conflict ? { ...body, conflict: true } : body };
     } catch (error) {
       if (!(error instanceof PodhookError)) {
         logger.error({ request_id: requestId, err: describeCause(error) }, 'unhandled error');
@@ -84,7 +89,7 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
         latency_ms: round(latencyMs),
       };
       if (error.status >= 500) logger.error({ ...line, err: describeCause(error) }, 'delivery');
-      else if (error.status === 401 || error.status === 409) logger.warn(line, 'delivery');
+      else if (error.status === 401) logger.warn(line, 'delivery');
       else logger.info(line, 'delivery');
       onOutcome?.({ outcome: 'rejected', status: error.status, reason: error.reason, eventType, latencyMs });
       return errorAnswer(error);

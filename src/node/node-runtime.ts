@@ -7,7 +7,7 @@ import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.j
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
-import { createReceiver } from '../core/ingest/receive-delivery.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
@@ -31,6 +31,8 @@ export interface NodeRuntimeOptions {
   busyTimeoutMs?: number;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Observes each delivery quarantined as a conflict (alerts). */
+  onConflict?: (conflict: DeliveryConflict) => void;
 }
 
 export interface NodeRuntime {
@@ -68,6 +70,7 @@ export function createNodeRuntime({
   clock = systemClock,
   busyTimeoutMs,
   random,
+  onConflict,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
@@ -121,6 +124,8 @@ export function createNodeRuntime({
     clock,
     secrets,
     claim: d.enabled ? withHandOff(claimOne, dispatcher, setImmediate) : claimOne,
+    quarantine: (delivery, alternateId) => baseStore.quarantine(delivery, alternateId),
+    onConflict,
   });
 
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });

@@ -6,7 +6,7 @@ import type { NewDelivery } from '../core/delivery.js';
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
-import { createReceiver } from '../core/ingest/receive-delivery.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
@@ -29,6 +29,8 @@ export interface WorkerRuntimeOptions {
   clock?: Clock;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Observes each delivery quarantined as a conflict (alerts). */
+  onConflict?: (conflict: DeliveryConflict) => void;
 }
 
 export interface WorkerRuntime {
@@ -51,7 +53,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, onConflict }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -87,6 +89,8 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     // delivery), after the response is on its way. waitUntil keeps the invocation alive until
     // they, and anything else due, are done.
     claim: d.enabled ? withHandOff(claimOne, dispatcher, (adopt) => waitUntil(afterResponse().then(adopt).then(drain))) : claimOne,
+    quarantine: (delivery, alternateId) => store.quarantine(delivery, alternateId),
+    onConflict,
   });
 
   const app = createApp({

@@ -20,6 +20,7 @@ export function deliveryJson(d: Delivery) {
     next_attempt_at: iso(d.nextAttemptAt),
     processed_at: iso(d.processedAt),
     body_bytes: d.body.byteLength,
+    conflict_with: d.conflictWith ?? null,
   };
 }
 
@@ -33,7 +34,8 @@ export const deliveriesCommand = defineCommand({
   --limit N    at most N rows (default 50)
   --json       a JSON array of objects: event_id, event_type, status, attempts,
                delivery_count, received_at, last_received_at, last_error, signature_t,
-               next_attempt_at, processed_at, body_bytes
+               next_attempt_at, processed_at, body_bytes, conflict_with (the stored
+               delivery a quarantined one conflicts with)
 
 Reads DATABASE_PATH (default ./data/podhook.db), like the server.
 Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { ClaimResult, NewDelivery } from '../delivery.js';
-import { ConflictError, InvalidRequestError, PodhookError, UnavailableError } from '../errors.js';
+import type { ClaimResult, NewDelivery, QuarantineResult } from '../delivery.js';
+import { InvalidRequestError, PodhookError, UnavailableError } from '../errors.js';
 import { inspectBody } from './inspect-body.js';
 import type { SecretSource } from '../signing/secret-source.js';
 import type { SignatureCrypto } from '../signing/signature-crypto.js';
@@ -28,14 +28,30 @@ export interface ReceiverOptions {
   secrets: SecretSource;
   /** Durably stores one delivery; resolves after its commit (Node batches these into one transaction). */
   claim: (delivery: NewDelivery) => Promise<ClaimResult>;
+  /** Stores a conflicting delivery as `quarantined` (`DeliveryStore.quarantine`); only called on a conflict. */
+  quarantine: (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>;
+  /** Observes each newly quarantined delivery (alerts); never its body. */
+  onConflict?: (conflict: DeliveryConflict) => void;
   toleranceSeconds?: number;
+}
+
+/** An authentic delivery that conflicts with a stored one: the same signed content or id under another id or type. */
+export interface DeliveryConflict {
+  eventId: string;
+  eventType: string;
+  /** The id the quarantined copy is stored under (the sent id, or one derived from id and type when that is taken). */
+  storedAs: string;
+  /** The stored delivery it conflicts with. */
+  conflictWith: { eventId: string; eventType: string } | null;
 }
 
 export interface ReceiveResult {
   eventId: string;
   eventType: string;
   duplicate: boolean;
-  status: NewDelivery['status'];
+  status: NewDelivery['status'] | 'quarantined';
+  /** Set when this delivery was quarantined just now. */
+  conflict?: DeliveryConflict;
 }
 
 /**
@@ -43,7 +59,15 @@ export interface ReceiveResult {
  * store (the body size is capped by the adapter while reading). Nothing unauthenticated reaches
  * the store. Throws a `PodhookError` for every refusal.
  */
-export function createReceiver({ crypto, clock, secrets, claim, toleranceSeconds }: ReceiverOptions) {
+export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, toleranceSeconds }: ReceiverOptions) {
+  const store = async <T>(write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof PodhookError) throw error;
+      throw new UnavailableError('The delivery could not be stored; retry later.', 'store_unavailable', { cause: error });
+    }
+  };
   return async function receiveDelivery(headers: HeaderSource, body: Uint8Array): Promise<ReceiveResult> {
     const rawId = headers.get(EVENT_ID_HEADER);
     if (rawId == null || rawId === '') throw new InvalidRequestError('Missing x-svc-event-id header.', 'missing_event_id');
@@ -72,18 +96,32 @@ export function createReceiver({ crypto, clock, secrets, claim, toleranceSeconds
       ...inspectBody(eventType, body),
     };
 
-    let result: ClaimResult;
-    try {
-      result = await claim(delivery);
-    } catch (error) {
-      if (error instanceof PodhookError) throw error;
-      throw new UnavailableError('The delivery could not be stored; retry later.', 'store_unavailable', { cause: error });
+    const result: ClaimResult = await store(() => claim(delivery));
+    if (result.outcome !== 'conflict') {
+      return { eventId, eventType, duplicate: result.outcome === 'duplicate', status: delivery.status };
     }
-    if (result.outcome === 'conflict') {
-      throw new ConflictError('This signed content was already received under another event id or type.');
+    // Refusing would let whoever replayed the signed content first cut the subscription: the
+    // conflict is stored where no handler runs it, and surfaced.
+    const alternateId = uuidFrom(await crypto.digest(eventId, encoder.encode(eventType)));
+    const quarantined = await store(() => quarantine({ ...delivery, lease: undefined }, alternateId));
+    if (quarantined.outcome === 'duplicate') return { eventId, eventType, duplicate: true, status: 'quarantined' };
+    if (quarantined.outcome === 'conflict') {
+      // Another copy changed the row between the claim and the quarantine: the sender retries.
+      throw new UnavailableError('The delivery could not be stored; retry later.', 'store_conflict_race', { retryAfterSeconds: 1 });
     }
-    return { eventId, eventType, duplicate: result.outcome === 'duplicate', status: delivery.status };
+    const conflict: DeliveryConflict = { eventId, eventType, storedAs: quarantined.eventId, conflictWith: quarantined.conflictWith };
+    onConflict?.(conflict);
+    return { eventId, eventType, duplicate: false, status: 'quarantined', conflict };
   };
+}
+
+const encoder = new TextEncoder();
+
+/** A uuid-shaped id (version 8, name-based) from a digest: stable for one event id and type. */
+function uuidFrom(digest: Uint8Array): string {
+  const hex = Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 export type ReceiveDelivery = ReturnType<typeof createReceiver>;

@@ -29,6 +29,7 @@ const ExportRecordSchema = z.object({
   next_attempt_at: isoTime.nullable().default(null),
   processed_at: isoTime.nullable().default(null),
   headers: z.record(z.string(), z.string()).default({}),
+  conflict_with: z.guid().transform((id) => id.toLowerCase()).nullable().optional(),
   body_base64: z.string().transform((text, ctx) => {
     try {
       return base64ToBytes(text);
@@ -56,6 +57,8 @@ export interface ExportRecord {
   processed_at: string | null;
   /** The request headers kept at ingest (never the signature). */
   headers: Record<string, string>;
+  /** The stored delivery a quarantined one conflicted with (absent otherwise). */
+  conflict_with?: string;
   /** The raw body, byte-exact: base64 keeps bytes that are not UTF-8. */
   body_base64: string;
 }
@@ -85,6 +88,7 @@ export function toExportRecord(d: Delivery): ExportRecord {
     next_attempt_at: iso(d.nextAttemptAt),
     processed_at: iso(d.processedAt),
     headers: d.headers,
+    ...(d.conflictWith ? { conflict_with: d.conflictWith } : {}),
     body_base64: bytesToBase64(d.body),
   };
 }
@@ -127,5 +131,6 @@ export function parseExportLine(line: string): Delivery {
     lastError: r.last_error,
     nextAttemptAt: r.next_attempt_at,
     processedAt: r.processed_at,
+    ...(r.conflict_with ? { conflictWith: r.conflict_with } : {}),
   };
 }
