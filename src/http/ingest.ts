@@ -88,7 +88,10 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
         reason: error.reason,
         latency_ms: round(latencyMs),
       };
-      if (error.status >= 500) logger.error({ ...line, err: describeCause(error) }, 'delivery');
+      // A store that fails unexpectedly is an error; a refusal the server chose (store gone,
+      // already logged once; too busy) is not, and must not let a client flood error lines.
+      if (error.status >= 500 && error.reason === 'store_unavailable') logger.error({ ...line, err: describeCause(error) }, 'delivery');
+      else if (error.status >= 500) logger.warn(line, 'delivery');
       else if (error.status === 401) logger.warn(line, 'delivery');
       else logger.info(line, 'delivery');
       onOutcome?.({ outcome: 'rejected', status: error.status, reason: error.reason, eventType, latencyMs });

@@ -20,6 +20,7 @@ import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
 import { createSqliteStore } from './sqlite-store.js';
+import { createStoreHealth, type StoreHealth } from './store-health.js';
 
 export interface NodeRuntimeOptions {
   config: Config;
@@ -75,8 +76,12 @@ export function createNodeRuntime({
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
   // shares one transaction and one fsync.
-  const walSync = config.databasePath === ':memory:' ? undefined : createWalSync(database.sqlite, config.databasePath);
-  const baseStore = createSqliteStore(database, { schedule: setImmediate, durable: walSync?.sync });
+  const onDisk = config.databasePath !== ':memory:';
+  const walSync = onDisk ? createWalSync(database.sqlite, config.databasePath) : undefined;
+  const health: StoreHealth | undefined = onDisk ? createStoreHealth({ path: config.databasePath, logger }) : undefined;
+  // The files are checked with the WAL sync, so nothing is acknowledged into a deleted file.
+  const durable = walSync && health ? () => Promise.all([walSync.sync(), health.verify()]).then(() => undefined) : undefined;
+  const baseStore = createSqliteStore(database, { schedule: setImmediate, durable, onCommit: health?.committed });
 
   // `PRAGMA data_version` changes when another connection (a `podhook secrets add`) commits.
   // It is read once per event-loop turn: requests that arrive together share the check (each
@@ -118,7 +123,10 @@ export function createNodeRuntime({
     schedule: setImmediate,
   });
 
-  const claimOne = async (delivery: NewDelivery) => (await baseStore.claim([delivery]))[0]!;
+  const claimOne = async (delivery: NewDelivery) => {
+    health?.assertUsable();
+    return (await baseStore.claim([delivery]))[0]!;
+  };
   const receive = createReceiver({
     crypto: createNodeSignatureCrypto(),
     clock,
@@ -136,7 +144,7 @@ export function createNodeRuntime({
     extend: (a) => {
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
-    readiness: createReadiness({ store, secrets }),
+    readiness: createReadiness({ store, secrets, storeHealth: health?.check }),
   });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -190,11 +198,16 @@ export function createNodeRuntime({
         dispatcher.wake(); // whatever a previous process left queued or due
         timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
       }
+      health?.start();
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
       if (config.databasePath !== ':memory:') {
         // Checkpoints move to a worker thread; the ingest connection keeps a 64 MB backstop.
-        checkpointer = startCheckpointer({ path: config.databasePath, writer: database.sqlite });
+        checkpointer = startCheckpointer({
+          path: config.databasePath,
+          writer: database.sqlite,
+          onError: (error) => logger.warn({ err: error.message }, 'checkpointer stopped'),
+        });
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },
@@ -205,6 +218,7 @@ export function createNodeRuntime({
         await checkpointer?.stop();
         database.close();
         walSync?.close();
+        health?.close();
       })();
       return closed;
     },
