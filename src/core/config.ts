@@ -31,6 +31,12 @@ const ConfigSchema = z.object({
   HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
   RETRY_BASE_MS: optional(integer(1, 3_600_000)),
   RETRY_MAX_MS: optional(integer(1, 86_400_000)),
+  METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+  MAX_CONNECTIONS: optional(integer(1, 1_000_000)),
+  MAX_INFLIGHT_BODY_BYTES: optional(integer(1024, 4 * 1024 * 1024 * 1024)),
+  HEADERS_TIMEOUT_MS: optional(integer(100, 600_000)),
+  REQUEST_TIMEOUT_MS: optional(integer(100, 3_600_000)),
+  KEEP_ALIVE_TIMEOUT_MS: optional(integer(100, 600_000)),
 });
 
 /** The receiver's configuration, from the environment, with defaults applied. */
@@ -54,6 +60,21 @@ export interface Config {
     retryBaseMs: number;
     retryMaxMs: number;
   };
+  /** Bearer token `GET /metrics` asks for; unset: open (expose it only inside your network). */
+  metricsToken: string | null;
+  /** What an unauthenticated client can hold on the Node server. */
+  limits: {
+    /** Open connections; beyond it new ones are closed at once. */
+    maxConnections: number;
+    /** Body bytes being read at once across all requests; beyond it 503 + Retry-After. */
+    maxInflightBodyBytes: number;
+    /** Time to receive a request's headers. */
+    headersTimeoutMs: number;
+    /** Time to receive a whole request. */
+    requestTimeoutMs: number;
+    /** How long an idle kept-alive connection stays open. */
+    keepAliveTimeoutMs: number;
+  };
 }
 
 /**
@@ -65,7 +86,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const shown = name === 'SVC_WEBHOOK_SECRET' ? '' : ` (got ${JSON.stringify(env[name])})`;
+    const shown = name === 'SVC_WEBHOOK_SECRET' || name === 'METRICS_TOKEN' ? '' : ` (got ${JSON.stringify(env[name])})`;
     const message = name === 'RETENTION_DAYS' && issue.code === 'too_small'
       ? 'must be at least 2: the sender retries for about 22.4 hours and dedupe must outlive that'
       : issue.message;
@@ -89,6 +110,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       handlerTimeoutMs: e.HANDLER_TIMEOUT_MS ?? 30_000,
       retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
       retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
+    },
+    metricsToken: e.METRICS_TOKEN ?? null,
+    limits: {
+      maxConnections: e.MAX_CONNECTIONS ?? 1024,
+      maxInflightBodyBytes: e.MAX_INFLIGHT_BODY_BYTES ?? 32 * 1024 * 1024,
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS ?? 10_000,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS ?? 30_000,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS ?? 5_000,
     },
   };
 }

@@ -1,4 +1,4 @@
-import { PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
+import { InvalidRequestError, PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
 import type { Logger } from '../core/observability/logger.js';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type HeaderSource, type ReceiveDelivery } from '../core/ingest/receive-delivery.js';
@@ -56,7 +56,7 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
   return async function ingest({ headers, requestId, readBody }: IngestRequest): Promise<JsonAnswer> {
     const started = performance.now();
     try {
-      const result = await receive(headers, await readBody(maxBodyBytes));
+      const result = await receive(headers, await readBody(maxBodyBytes).catch(cutOff));
       const outcome = result.duplicate ? 'duplicate' : result.status === 'queued' ? 'accepted' : result.status;
       const latencyMs = performance.now() - started;
       const line = { request_id: requestId, event_id: result.eventId, event_type: result.eventType, outcome, status: 200, latency_ms: round(latencyMs) };
@@ -98,6 +98,12 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
       return errorAnswer(error);
     }
   };
+}
+
+/** A body that could not be read is the client's doing (it hung up): not an error of ours. */
+function cutOff(error: unknown): never {
+  if (error instanceof PodhookError) throw error;
+  throw new InvalidRequestError('The request body was cut off.', 'body_incomplete');
 }
 
 function round(ms: number): number {

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Hono } from 'hono';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
@@ -12,7 +13,7 @@ import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
-import { createApp } from '../http/create-app.js';
+import { createApp, errorBody } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
@@ -109,7 +110,8 @@ export function createNodeRuntime({
     removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
   };
 
-  const metrics = createPodhookMetrics(store);
+  const metrics = createPodhookMetrics(store, { clock });
+  const metricsAuthorized = bearerCheck(config.metricsToken);
   const d = config.dispatch;
   const dispatcher = createDispatcher({
     store,
@@ -142,7 +144,12 @@ export function createNodeRuntime({
     logger,
     webhookPath: config.webhookPath,
     extend: (a) => {
-      a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+      a.get('/metrics', async (c) => {
+        if (!metricsAuthorized(c.req.header('authorization'))) {
+          return c.json(errorBody('unauthorized', 'GET /metrics needs METRICS_TOKEN as a bearer token.'), 401, { 'www-authenticate': 'Bearer' });
+        }
+        return c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' });
+      });
     },
     readiness: createReadiness({ store, secrets, storeHealth: health?.check }),
   });
@@ -222,5 +229,15 @@ export function createNodeRuntime({
       })();
       return closed;
     },
+  };
+}
+
+/** Whether an Authorization header carries the token (always, when none is configured); constant time. */
+function bearerCheck(token: string | null): (header: string | undefined) => boolean {
+  if (token === null) return () => true;
+  const expected = createHash('sha256').update(token).digest();
+  return (header) => {
+    const given = /^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '';
+    return timingSafeEqual(createHash('sha256').update(given).digest(), expected);
   };
 }

@@ -22,7 +22,19 @@ describe('parseConfig', () => {
         retryBaseMs: 2000,
         retryMaxMs: 900000,
       },
+      metricsToken: null,
+      limits: {
+        maxConnections: 1024,
+        maxInflightBodyBytes: 33554432,
+        headersTimeoutMs: 10000,
+        requestTimeoutMs: 30000,
+        keepAliveTimeoutMs: 5000,
+      },
     });
+  });
+
+  it('never echoes METRICS_TOKEN in an error', () => {
+    expect(() => parseConfig({ METRICS_TOKEN: 'short-tok' })).toThrow(/^invalid configuration: METRICS_TOKEN must be at least 16 characters$/);
   });
 
   it('splits comma-separated secrets, trimming blanks', () => {
