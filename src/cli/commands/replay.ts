@@ -10,6 +10,7 @@ import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
+import { escapeControl } from '../format-table.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
 
 export const replayCommand = defineCommand({
@@ -88,7 +89,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
         const result = await replayer.replay(delivery);
         tally[result.outcome]++;
         runs += result.runs.length;
-        io.stdout(`${head(delivery)}  ${describe(delivery, result)}\n`);
+        io.stdout(`${head(delivery)}  ${escapeControl(describe(delivery, result))}\n`);
       }
     } finally {
       close();
@@ -131,7 +132,7 @@ function stderrLogger(io: CommandIo, level: ReturnType<typeof parseConfig>['logL
   return createNodeLogger({ level, destination: { write: (line: string) => io.stderr(line) } });
 }
 
-const head = (d: Delivery) => `${d.eventId}  ${d.eventType.padEnd(20)}  ${d.status.padEnd(9)}`;
+const head = (d: Delivery) => `${d.eventId}  ${escapeControl(d.eventType).padEnd(20)}  ${d.status.padEnd(9)}`;
 
 function describe(d: Delivery, r: ReplayResult): string {
   const ran = r.runs.map((run) => run.handler).join(', ');

@@ -5,6 +5,7 @@ import { inspectBody } from './inspect-body.js';
 import type { SecretSource } from '../signing/secret-source.js';
 import type { SignatureCrypto } from '../signing/signature-crypto.js';
 import { verifySignature } from '../signing/verify-signature.js';
+import { KEPT_HEADERS } from './kept-headers.js';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
 export const EVENT_TYPE_HEADER = 'x-svc-event-type';
@@ -13,8 +14,6 @@ export const EVENT_ID_HEADER = 'x-svc-event-id';
 /** The shape of an event id (`x-svc-event-id` must be a uuid). */
 export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const MAX_EVENT_TYPE_LENGTH = 200;
-/** Headers never kept with a stored delivery: credentials, and the signature itself. */
-const DROPPED_HEADERS = new Set([SIGNATURE_HEADER, 'authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
 
 /** Header access as both `Headers` and Node adapters provide it. */
 export interface HeaderSource {
@@ -130,7 +129,7 @@ function keptHeaders(headers: HeaderSource): Record<string, string> {
   const kept: Record<string, string> = {};
   headers.forEach((value, name) => {
     const key = name.toLowerCase();
-    if (!DROPPED_HEADERS.has(key)) kept[key] = value;
+    if (KEPT_HEADERS.has(key)) kept[key] = value;
   });
   return kept;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
 import { DELIVERY_STATUSES, type Delivery } from '../delivery.js';
 import { PodhookError } from '../errors.js';
+import { keptHeaders } from '../ingest/kept-headers.js';
 
 /**
  * The export format: JSON Lines, one self-describing object per delivery, each carrying this
@@ -87,7 +88,8 @@ export function toExportRecord(d: Delivery): ExportRecord {
     last_error: d.lastError,
     next_attempt_at: iso(d.nextAttemptAt),
     processed_at: iso(d.processedAt),
-    headers: d.headers,
+    // Rows stored before the allowlist may hold more: never export them.
+    headers: keptHeaders(d.headers),
     ...(d.conflictWith ? { conflict_with: d.conflictWith } : {}),
     body_base64: bytesToBase64(d.body),
   };
@@ -122,7 +124,7 @@ export function parseExportLine(line: string): Delivery {
     body: r.body_base64,
     // z.record assigns each key, and assigning `__proto__` sets the prototype instead of keeping
     // the header: rebuild from the validated JSON's own entries so every key comes back as data.
-    headers: Object.fromEntries(Object.entries((json as { headers?: Record<string, string> }).headers ?? {})),
+    headers: keptHeaders(Object.fromEntries(Object.entries((json as { headers?: Record<string, string> }).headers ?? {}))),
     receivedAt: r.received_at,
     lastReceivedAt: r.last_received_at ?? r.received_at,
     deliveryCount: r.delivery_count,
