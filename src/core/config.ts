@@ -37,7 +37,10 @@ const ConfigSchema = z.object({
   HEADERS_TIMEOUT_MS: optional(integer(100, 600_000)),
   REQUEST_TIMEOUT_MS: optional(integer(100, 3_600_000)),
   KEEP_ALIVE_TIMEOUT_MS: optional(integer(100, 600_000)),
+  SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
 });
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** The receiver's configuration, from the environment, with defaults applied. */
 export interface Config {
@@ -50,6 +53,8 @@ export interface Config {
   maxBodyBytes: number;
   logLevel: (typeof LOG_LEVELS)[number];
   retentionDays: number;
+  /** On SIGTERM/SIGINT: how long in-flight requests and handlers get to finish. */
+  shutdownGraceMs: number;
   dispatch: {
     /** `off` runs ingest only (another process dispatches from the same file). */
     enabled: boolean;
@@ -102,6 +107,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxBodyBytes: e.MAX_BODY_BYTES ?? 262_144,
     logLevel: e.LOG_LEVEL ?? 'info',
     retentionDays: e.RETENTION_DAYS ?? 30,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS,
     dispatch: {
       enabled: (e.DISPATCHER ?? 'on') === 'on',
       concurrency: e.DISPATCH_CONCURRENCY ?? 16,

@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Hono } from 'hono';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -13,10 +12,11 @@ import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
-import { createApp, errorBody } from '../http/create-app.js';
+import { createApp, errorBody, type PodhookApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
+import { nodeIngestSource } from './node-listener.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -35,11 +35,13 @@ export interface NodeRuntimeOptions {
   random?: () => number;
   /** Observes each delivery quarantined as a conflict (alerts). */
   onConflict?: (conflict: DeliveryConflict) => void;
+  /** The team's middleware and routes (the serve command passes src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
 }
 
 export interface NodeRuntime {
-  app: Hono<{ Variables: { requestId: string } }>;
-  /** The app's ingest route as a plain function (the `node:http` listener calls it directly). */
+  app: PodhookApp;
+  /** What the app's ingest route calls, as a plain function. */
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
@@ -73,6 +75,7 @@ export function createNodeRuntime({
   busyTimeoutMs,
   random,
   onConflict,
+  customize,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
@@ -143,6 +146,8 @@ export function createNodeRuntime({
     ingest,
     logger,
     webhookPath: config.webhookPath,
+    ingestSource: nodeIngestSource,
+    customize,
     extend: (a) => {
       a.get('/metrics', async (c) => {
         if (!metricsAuthorized(c.req.header('authorization'))) {
@@ -218,7 +223,7 @@ export function createNodeRuntime({
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },
-    close(graceMs = 10_000) {
+    close(graceMs = config.shutdownGraceMs) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
         await dispatcher.stop(graceMs);

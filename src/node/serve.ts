@@ -10,8 +10,8 @@ export interface RunningServer {
   port: number;
   runtime: NodeRuntime;
   /**
-   * Stops accepting, lets in-flight requests and handlers finish within `graceMs`, gives back
-   * unfinished leases, then closes the database.
+   * Stops accepting, lets in-flight requests and handlers finish within `graceMs` (default:
+   * SHUTDOWN_GRACE_MS), gives back unfinished leases, then closes the database.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -26,22 +26,36 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url, webhook_path: config.webhookPath, database: config.databasePath }, 'listening');
+  await warnIfNoSecret(runtime, config, logger);
 
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
     runtime,
-    close(graceMs = 5000) {
+    close(graceMs = config.shutdownGraceMs) {
       closing ??= shutdown(server, runtime, logger, graceMs);
       return closing;
     },
   };
 }
 
+/** Without a signing secret every delivery is refused: say so at start, and how to fix it. */
+async function warnIfNoSecret(runtime: NodeRuntime, config: Config, logger: Logger): Promise<void> {
+  if (config.secrets.length > 0) return;
+  const stored = await runtime.store.listSecrets().catch(() => []);
+  if (stored.length > 0) return;
+  logger.warn(
+    {},
+    'no signing secret configured: every delivery is answered 503 until one is set. Set SVC_WEBHOOK_SECRET ' +
+      '(comma-separated to accept several), or store one with `podhook register --url <your url>` or ' +
+      '`podhook secrets add < secret-file`; a stored secret is picked up without a restart',
+  );
+}
+
 function listen(runtime: NodeRuntime, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(createNodeListener({ fetch: runtime.app.fetch, ingest: runtime.ingest, webhookPath: config.webhookPath }));
+    const server = createServer(createNodeListener(runtime.app));
     server.listen(config.port, config.host);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
@@ -50,11 +64,13 @@ function listen(runtime: NodeRuntime, config: Config): Promise<Server> {
 
 async function shutdown(server: Server, runtime: NodeRuntime, logger: Logger, graceMs: number): Promise<void> {
   logger.info({ grace_ms: graceMs }, 'shutting down');
+  const deadline = performance.now() + graceMs;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const timer = setTimeout(() => server.closeAllConnections(), graceMs);
   await closed;
   clearTimeout(timer);
-  await runtime.close(graceMs);
+  // One grace for the whole stop: handlers get what the open requests left of it.
+  await runtime.close(Math.max(0, deadline - performance.now()));
   logger.info({}, 'stopped');
 }

@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -12,7 +11,7 @@ import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createIngestHandler } from '../http/ingest.js';
-import { createApp } from '../http/create-app.js';
+import { createApp, type PodhookApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, parseConfig, type Config } from '../core/config.js';
 import { createConsoleLogger } from './console-logger.js';
@@ -31,10 +30,12 @@ export interface WorkerRuntimeOptions {
   random?: () => number;
   /** Observes each delivery quarantined as a conflict (alerts). */
   onConflict?: (conflict: DeliveryConflict) => void;
+  /** The team's middleware and routes (the entry passes src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
 }
 
 export interface WorkerRuntime {
-  app: Hono<{ Variables: { requestId: string } }>;
+  app: PodhookApp;
   store: DeliveryStore;
   dispatcher: Dispatcher;
   config: Config;
@@ -53,7 +54,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, onConflict }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, onConflict, customize }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -98,6 +99,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     logger: log,
     webhookPath: config.webhookPath,
     readiness: createReadiness({ store, secrets }),
+    customize,
   });
 
   return {

@@ -13,6 +13,7 @@ describe('parseConfig', () => {
       maxBodyBytes: 262144,
       logLevel: 'info',
       retentionDays: 30,
+      shutdownGraceMs: 10000,
       dispatch: {
         enabled: true,
         concurrency: 16,
@@ -35,6 +36,12 @@ describe('parseConfig', () => {
 
   it('never echoes METRICS_TOKEN in an error', () => {
     expect(() => parseConfig({ METRICS_TOKEN: 'short-tok' })).toThrow(/^invalid configuration: METRICS_TOKEN must be at least 16 characters$/);
+  });
+
+  it('reads SHUTDOWN_GRACE_MS, and refuses a value that is not a whole number of ms', () => {
+    expect(parseConfig({ SHUTDOWN_GRACE_MS: '2500' }).shutdownGraceMs).toBe(2500);
+    expect(parseConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
+    expect(() => parseConfig({ SHUTDOWN_GRACE_MS: '10s' })).toThrow(/^invalid configuration: SHUTDOWN_GRACE_MS must be a whole number from 0 to 3600000 \(got "10s"\)$/);
   });
 
   it('splits comma-separated secrets, trimming blanks', () => {

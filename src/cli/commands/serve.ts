@@ -1,4 +1,5 @@
 import { handlers } from '../../../handlers/index.js';
+import { customizeApp } from '../../app.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
@@ -18,7 +19,9 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   DISPATCH_MAX_ATTEMPTS attempts before a delivery is dead   (8)
   DISPATCH_POLL_MS      how often due retries are looked for (1000)
   HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
-  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)`;
+  RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
+  SHUTDOWN_GRACE_MS     on SIGTERM/SIGINT, time for open     (10000)
+                        requests and running handlers`;
 
 export const serveCommand = defineCommand({
   name: 'serve',
@@ -39,7 +42,7 @@ Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configurati
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers });
+    const server = await startServer({ config, logger, handlers, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     return EXIT.ok;
