@@ -1,5 +1,6 @@
 import { InvalidRequestError, PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
+import { checkDeclaredLength } from './read-body.js';
 import type { Logger } from '../core/observability/logger.js';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type HeaderSource, type ReceiveDelivery } from '../core/ingest/receive-delivery.js';
 
@@ -55,8 +56,16 @@ export const INTERNAL_ERROR_ANSWER: JsonAnswer = { status: 500, body: errorBody(
 export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }: IngestHandlerOptions): IngestHandler {
   return async function ingest({ headers, requestId, readBody }: IngestRequest): Promise<JsonAnswer> {
     const started = performance.now();
+    let bodyRead = false;
+    const read = async () => {
+      const body = await readBody(maxBodyBytes).catch(cutOff);
+      bodyRead = true;
+      return body;
+    };
     try {
-      const result = await receive(headers, await readBody(maxBodyBytes).catch(cutOff));
+      // Cheapest first: a declared length over the cap is refused before anything else.
+      checkDeclaredLength(headers.get('content-length'), headers.get('transfer-encoding') !== null, maxBodyBytes);
+      const result = await receive(headers, read);
       const outcome = result.duplicate ? 'duplicate' : result.status === 'queued' ? 'accepted' : result.status;
       const latencyMs = performance.now() - started;
       const line = { request_id: requestId, event_id: result.eventId, event_type: result.eventType, outcome, status: 200, latency_ms: round(latencyMs) };
@@ -95,9 +104,17 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
       else if (error.status === 401) logger.warn(line, 'delivery');
       else logger.info(line, 'delivery');
       onOutcome?.({ outcome: 'rejected', status: error.status, reason: error.reason, eventType, latencyMs });
-      return errorAnswer(error);
+      const answer = errorAnswer(error);
+      // A body left unread (refused before or while reading) is not drained: the connection closes.
+      if (!bodyRead && mayHaveBody(headers)) answer.headers = { ...answer.headers, connection: 'close' };
+      return answer;
     }
   };
+}
+
+function mayHaveBody(headers: HeaderSource): boolean {
+  const length = headers.get('content-length');
+  return headers.get('transfer-encoding') !== null || (length !== null && length !== '0');
 }
 
 /** A body that could not be read is the client's doing (it hung up): not an error of ours. */

@@ -16,7 +16,8 @@ import { createApp, errorBody, type PodhookApp } from '../http/create-app.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
-import { nodeIngestSource } from './node-listener.js';
+import { createNodeIngestSource } from './node-listener.js';
+import { createBodyBudget } from '../http/body-budget.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
@@ -146,7 +147,7 @@ export function createNodeRuntime({
     ingest,
     logger,
     webhookPath: config.webhookPath,
-    ingestSource: nodeIngestSource,
+    ingestSource: createNodeIngestSource(createBodyBudget(config.limits.maxInflightBodyBytes)),
     customize,
     extend: (a) => {
       a.get('/metrics', async (c) => {

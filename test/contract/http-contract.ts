@@ -190,7 +190,8 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
       'answers 413 payload_too_large for a declared body over the cap, before checking headers',
       withTarget(async (t) => {
         const d = signDelivery({ body: 'x'.repeat(4097) });
-        const res = await t.fetch(new Request(`${URL_BASE}/webhooks`, { method: 'POST', body: d.body, headers: { 'x-svc-event-id': 'nope' } }));
+        const declared = { 'x-svc-event-id': 'nope', 'content-length': String(d.body.length) };
+        const res = await t.fetch(new Request(`${URL_BASE}/webhooks`, { method: 'POST', body: d.body, headers: declared }));
         await expectError(res, 413, 'payload_too_large');
         expect(await count(t)).toBe(0);
         const atCap = signDelivery({ body: JSON.stringify({ pad: 'y'.repeat(4096 - 10) }) });

@@ -4,7 +4,7 @@ import { InvalidRequestError, PodhookError, UnavailableError } from '../errors.j
 import { inspectBody } from './inspect-body.js';
 import type { SecretSource } from '../signing/secret-source.js';
 import type { SignatureCrypto } from '../signing/signature-crypto.js';
-import { verifySignature } from '../signing/verify-signature.js';
+import { checkSignatureHeader, verifyMac } from '../signing/verify-signature.js';
 import { KEPT_HEADERS } from './kept-headers.js';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
@@ -54,9 +54,9 @@ export interface ReceiveResult {
 }
 
 /**
- * The ingest pipeline, free of any framework: headers, then signature, then window, then the
- * store (the body size is capped by the adapter while reading). Nothing unauthenticated reaches
- * the store. Throws a `PodhookError` for every refusal.
+ * The ingest pipeline, free of any framework: headers, then the signature header and its window,
+ * then the body (read only now, capped by the adapter), then the MAC, then the store. Nothing
+ * unauthenticated reaches the store. Throws a `PodhookError` for every refusal.
  */
 export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, toleranceSeconds }: ReceiverOptions) {
   const store = async <T>(write: () => Promise<T>): Promise<T> => {
@@ -67,7 +67,8 @@ export function createReceiver({ crypto, clock, secrets, claim, quarantine, onCo
       throw new UnavailableError('The delivery could not be stored; retry later.', 'store_unavailable', { cause: error });
     }
   };
-  return async function receiveDelivery(headers: HeaderSource, body: Uint8Array): Promise<ReceiveResult> {
+  /** `body` may be a reader: it is called only once the headers and the signature's window pass. */
+  return async function receiveDelivery(headers: HeaderSource, body: Uint8Array | (() => Promise<Uint8Array>)): Promise<ReceiveResult> {
     const rawId = headers.get(EVENT_ID_HEADER);
     if (rawId == null || rawId === '') throw new InvalidRequestError('Missing x-svc-event-id header.', 'missing_event_id');
     if (!UUID.test(rawId)) throw new InvalidRequestError('x-svc-event-id must be a uuid.', 'malformed_event_id');
@@ -78,11 +79,10 @@ export function createReceiver({ crypto, clock, secrets, claim, quarantine, onCo
     }
     const eventId = rawId.toLowerCase();
 
-    const signature = await verifySignature(headers.get(SIGNATURE_HEADER), body, await secrets.getSecrets(), {
-      crypto,
-      clock,
-      toleranceSeconds,
-    });
+    const secretList = await secrets.getSecrets();
+    const signature = checkSignatureHeader(headers.get(SIGNATURE_HEADER), secretList, { clock, toleranceSeconds });
+    if (typeof body === 'function') body = await body();
+    await verifyMac(signature, body, secretList, crypto);
 
     const delivery: NewDelivery = {
       eventId,
