@@ -1,27 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/core/config.js';
-import { startServer, type RunningServer } from '../../src/node/serve.js';
-import { captureLogger } from '../helpers/capture-logger.js';
+import { describe, expect, it } from 'vitest';
 import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';
-import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { useNodeServers } from '../helpers/serve-node.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
-const servers: RunningServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close(100);
-});
-
-async function serve(env: Record<string, string> = {}) {
-  const config = parseConfig({ DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0', HOST: '127.0.0.1', DISPATCHER: 'off', ...env });
-  const log = captureLogger();
-  const server = await startServer({ config, logger: log.logger });
-  servers.push(server);
-  return { server, log };
-}
+const serve = useNodeServers(tempDir);
 
 const scrape = async (t: { fetch(r: Request): Promise<Response> }) => (await t.fetch(new Request('http://podhook.test/metrics'))).text();
 

@@ -1,29 +1,19 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/core/config.js';
-import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
-import { captureLogger } from '../helpers/capture-logger.js';
-import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
-import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { useNodeServers } from '../helpers/serve-node.js';
+import { signDelivery, type SignedDelivery } from '../helpers/sign.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
-const servers: RunningServer[] = [];
+const serve = useNodeServers(tempDir);
 const sockets: Socket[] = [];
-afterEach(async () => {
+// Registered after the servers' hook, so it runs before it: sockets go before their server.
+afterEach(() => {
   for (const s of sockets.splice(0)) s.destroy();
-  for (const s of servers.splice(0)) await s.close(100);
 });
-
-async function serve(env: Record<string, string> = {}) {
-  const config = parseConfig({ DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0', HOST: '127.0.0.1', DISPATCHER: 'off', ...env });
-  const log = captureLogger();
-  const server = await startServer({ config, logger: log.logger });
-  servers.push(server);
-  return { server, log, path: config.databasePath };
-}
 
 const fresh = (body?: string) => signDelivery({ t: Math.floor(Date.now() / 1000), ...(body === undefined ? {} : { body }) });
 
@@ -124,7 +114,7 @@ describe('server limits', () => {
 
 describe('shutdown stops taking work', () => {
   it('refuses new connections and new requests at once, answers the request being read, then stops', async () => {
-    const { server, path } = await serve();
+    const { server, path, forget } = await serve();
     const d = fresh();
     const reading = await open(server.port);
     reading.socket.write(head(d) + Buffer.from(d.body).subarray(0, 10).toString());
@@ -135,7 +125,7 @@ describe('shutdown stops taking work', () => {
     await new Promise((r) => setTimeout(r, 50));
 
     const stopped = server.close(2000);
-    servers.splice(servers.indexOf(server), 1);
+    forget();
     await waitFor(() => idle.closed(), 5000, 'the idle kept-alive connection closed');
     const refused = await new Promise<string>((resolve) => {
       const s = connect(server.port, '127.0.0.1');

@@ -1,28 +1,15 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/core/config.js';
-import { startServer, type RunningServer } from '../../src/node/serve.js';
-import { captureLogger } from '../helpers/capture-logger.js';
+import { describe, expect, it } from 'vitest';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { spawnSync } from 'node:child_process';
 import { BIN } from '../helpers/spawn-podhook.js';
-import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { useNodeServers } from '../helpers/serve-node.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const tempDir = useTempDir();
-const servers: RunningServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close(100);
-});
-
-async function serve(dir: string) {
-  const config = parseConfig({ DATABASE_PATH: dbIn(dir), SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0', HOST: '127.0.0.1', DISPATCHER: 'off' });
-  const log = captureLogger();
-  const server = await startServer({ config, logger: log.logger });
-  servers.push(server);
-  return { server, log, path: config.databasePath };
-}
+const serve = useNodeServers(tempDir);
 
 const deliver = (url: string) => {
   const d = signDelivery({ t: Math.floor(Date.now() / 1000) });
@@ -35,7 +22,7 @@ describe('the store notices when it is gone or failing', () => {
     ['the database file', ''],
     ['its -wal file', '-wal'],
   ])('deleting %s: 503 + Retry-After, /readyz 503, one error line', async (_name, suffix) => {
-    const { server, log, path } = await serve(tempDir());
+    const { server, log, path } = await serve();
     expect((await deliver(server.url)).status).toBe(200);
     unlinkSync(`${path}${suffix}`);
     // Before acknowledging, or within a second by the periodic check: never a 200 once gone.
@@ -51,7 +38,7 @@ describe('the store notices when it is gone or failing', () => {
   });
 
   it('notices a deleted file within a second with no delivery arriving', async () => {
-    const { server, log, path } = await serve(tempDir());
+    const { server, log, path } = await serve();
     expect((await readyz(server.url)).status).toBe(200);
     unlinkSync(path);
     await waitFor(() => log.records().some((r) => r.msg === 'database file gone'), 5000);
@@ -59,7 +46,7 @@ describe('the store notices when it is gone or failing', () => {
   });
 
   it('/readyz answers 503 while commits fail (database full) and ready again after one succeeds', async () => {
-    const { server, log } = await serve(tempDir());
+    const { server, log } = await serve();
     const sqlite = server.runtime.database.sqlite;
     expect((await deliver(server.url)).status).toBe(200);
     const pages = sqlite.pragma('page_count', { simple: true }) as number;
