@@ -148,6 +148,31 @@ describe('tables escape control characters in stored values', () => {
   });
 });
 
+describe('send reports a quarantined answer', () => {
+  it('as "200 quarantined (conflict)"', async () => {
+    const path = await seeded();
+    const file = join(tempDir(), 'one.jsonl');
+    await runMain(['export', '--out', file], { DATABASE_PATH: path });
+    const target = openNodeTarget(tempDir(), { secrets: [TEST_SECRET] });
+    closers.push(async () => target.close());
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const answer = await target.fetch(new Request('http://x/webhooks', { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) }));
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(await answer.text());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+    expect((await runMain(['send', '--to', url, '--secret', TEST_SECRET, file], {})).stdout).toContain('200 new  1');
+    // The same event id under another type: a conflict.
+    const lines = readFileSync(file, 'utf8').replace('"event_type":"pod.created"', '"event_type":"pod.destroyed"');
+    writeFileSync(file, lines);
+    expect((await runMain(['send', '--to', url, '--secret', TEST_SECRET, file], {})).stdout).toContain('200 quarantined (conflict)  1');
+  });
+});
+
 describe('send and trigger follow no redirect', () => {
   async function redirecting(): Promise<string> {
     const server: Server = createServer((req, res) => {

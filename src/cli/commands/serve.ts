@@ -21,7 +21,15 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
   RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
   SHUTDOWN_GRACE_MS     on SIGTERM/SIGINT, time for open     (10000)
-                        requests and running handlers`;
+                        requests and running handlers
+  METRICS_TOKEN         bearer token GET /metrics asks for   (none: open; expose it
+                        (16+ characters)                     only inside your network)
+  MAX_CONNECTIONS       open connections; more are closed    (1024)
+  MAX_INFLIGHT_BODY_BYTES  body bytes read at once, all      (33554432)
+                        requests; beyond it 503 + Retry-After
+  HEADERS_TIMEOUT_MS    time to receive a request's headers  (10000)
+  REQUEST_TIMEOUT_MS    time to receive a whole request      (30000)
+  KEEP_ALIVE_TIMEOUT_MS idle kept-alive connection closed    (5000)`;
 
 export const serveCommand = defineCommand({
   name: 'serve',

@@ -76,6 +76,7 @@ export function createDeliveryPoster({ url, secret, crypto, clock = systemClock,
 export function answerLabel(a: PostAnswer): string {
   if (a.status === null) return `no answer (${a.error})`;
   if (a.status >= 300 && a.status <= 399) return `${a.status} redirect to ${a.redirect ?? '(no location)'} (not followed)`;
+  if (a.duplicate === false && parseJson(a.body)?.conflict === true) return `${a.status} quarantined (conflict)`;
   if (a.duplicate !== null) return `${a.status} ${a.duplicate ? 'duplicate' : 'new'}`;
   return a.error ? `${a.status} ${a.error}` : String(a.status);
 }
