@@ -20,7 +20,7 @@ const integer = (min: number, max: number) =>
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 /** Variables whose values never appear in an error message. */
-const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN']);
+const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN', 'METRICS_TOKEN']);
 
 const ConfigSchema = z.object({
   PORT: optional(integer(0, 65535)),
@@ -44,6 +44,12 @@ const ConfigSchema = z.object({
   })),
   ALERT_DOWNTIME_MINUTES: optional(integer(1, 10_080)),
   ALERT_MIN_INTERVAL_MINUTES: optional(integer(1, 1440)),
+  METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+  MAX_CONNECTIONS: optional(integer(1, 1_000_000)),
+  MAX_INFLIGHT_BODY_BYTES: optional(integer(1024, 4 * 1024 * 1024 * 1024)),
+  HEADERS_TIMEOUT_MS: optional(integer(100, 600_000)),
+  REQUEST_TIMEOUT_MS: optional(integer(100, 3_600_000)),
+  KEEP_ALIVE_TIMEOUT_MS: optional(integer(100, 600_000)),
   SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
   ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
 });
@@ -86,6 +92,21 @@ export interface Config {
   };
   /** `ADMIN_TOKEN`: the admin API and inspector (`/_podhook/*`) are off when null. */
   adminToken: string | null;
+  /** Bearer token `GET /metrics` asks for; unset: open (expose it only inside your network). */
+  metricsToken: string | null;
+  /** What an unauthenticated client can hold on the Node server. */
+  limits: {
+    /** Open connections; beyond it new ones are closed at once. */
+    maxConnections: number;
+    /** Body bytes being read at once across all requests; beyond it 503 + Retry-After. */
+    maxInflightBodyBytes: number;
+    /** Time to receive a request's headers. */
+    headersTimeoutMs: number;
+    /** Time to receive a whole request. */
+    requestTimeoutMs: number;
+    /** How long an idle kept-alive connection stays open. */
+    keepAliveTimeoutMs: number;
+  };
 }
 
 /**
@@ -129,6 +150,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       minIntervalMinutes: e.ALERT_MIN_INTERVAL_MINUTES ?? 10,
     },
     adminToken: e.ADMIN_TOKEN ?? null,
+    metricsToken: e.METRICS_TOKEN ?? null,
+    limits: {
+      maxConnections: e.MAX_CONNECTIONS ?? 1024,
+      maxInflightBodyBytes: e.MAX_INFLIGHT_BODY_BYTES ?? 32 * 1024 * 1024,
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS ?? 10_000,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS ?? 30_000,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS ?? 5_000,
+    },
   };
 }
 

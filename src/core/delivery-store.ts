@@ -1,5 +1,5 @@
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
-import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery } from './delivery.js';
+import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult } from './delivery.js';
 
 export interface ListDeliveriesOptions {
   status?: DeliveryStatus;
@@ -77,6 +77,12 @@ export interface DeliveryStore extends HeartbeatStore {
    * Resolves only after the commit is durable; rejects if it is not (nothing is acknowledged).
    */
   claim(deliveries: readonly NewDelivery[]): Promise<ClaimResult[]>;
+  /**
+   * Stores a delivery whose claim was a conflict as `quarantined` (never leased), under its own
+   * id when that is free, else under `alternateId` (derived from its id and type, so a further
+   * copy finds it and counts as a duplicate). Atomic, durable like a claim.
+   */
+  quarantine(delivery: NewDelivery, alternateId: string): Promise<QuarantineResult>;
   get(eventId: string): Promise<Delivery | null>;
   /** Newest first. */
   list(options?: ListDeliveriesOptions): Promise<Delivery[]>;
@@ -158,7 +164,7 @@ export interface DeliveryStats {
   dead: number;
 }
 
-export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery };
+export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult };
 
 export interface ScanDeliveriesOptions {
   status?: DeliveryStatus;

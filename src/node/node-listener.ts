@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
 import type { HeaderSource } from '../core/ingest/receive-delivery.js';
 import { bodyReadByMiddleware, webIngestSource, type IngestSource, type PodhookApp } from '../http/create-app.js';
+import { budgetSpentError, type BodyBudget } from '../http/body-budget.js';
 import { checkDeclaredLength } from '../http/read-body.js';
 
 /**
@@ -17,14 +18,16 @@ export function createNodeListener(app: PodhookApp) {
 
 /**
  * The ingest route's source on Node: Node's own request from @hono/node-server's bindings
- * (headers as parsed, the body without a Web stream). `app.request` in tests has no Node
- * request: the Web one is read then.
+ * (headers as parsed, the body without a Web stream), read under the shared body budget.
+ * `app.request` in tests has no Node request: the Web one is read then.
  */
-export function nodeIngestSource(c: Context): IngestSource {
-  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
-  if (!incoming) return webIngestSource(c);
-  if (incoming.readableDidRead) return bodyReadByMiddleware(c);
-  return { headers: nodeHeaders(incoming), readBody: (max) => readNodeBody(incoming, max) };
+export function createNodeIngestSource(budget?: BodyBudget) {
+  return function nodeIngestSource(c: Context): IngestSource {
+    const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+    if (!incoming) return webIngestSource(c);
+    if (incoming.readableDidRead) return bodyReadByMiddleware(c);
+    return { headers: nodeHeaders(incoming), readBody: (max) => readNodeBody(incoming, max, budget) };
+  };
 }
 
 /** One header as `Headers.get` gives it: repeated values joined with ", ". */
@@ -53,24 +56,33 @@ function nodeHeaders(req: IncomingMessage): HeaderSource {
 /**
  * The raw body with a cap: a declared `Content-Length` over the cap is refused before reading;
  * a chunked body is counted as it arrives and abandoned at the cap (the answer closes the
- * connection). The same rules as `readBodyCapped` for Web requests.
+ * connection). The same rules as `readBodyCapped` for Web requests. With a budget, the bytes
+ * being read count against it until the read settles: beyond it, 503.
  */
-export function readNodeBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+export function readNodeBody(req: IncomingMessage, maxBytes: number, budget?: BodyBudget): Promise<Uint8Array> {
   try {
-    checkDeclaredLength(req.headers['content-length'], req.headers['transfer-encoding'] !== undefined, maxBytes);
+    const declared = checkDeclaredLength(req.headers['content-length'], req.headers['transfer-encoding'] !== undefined, maxBytes);
+    if (declared && budget && Number(req.headers['content-length']) > budget.available()) throw budgetSpentError();
   } catch (error) {
     return Promise.reject(error as Error);
   }
-  return new Promise((resolve, reject) => {
+  return new Promise((resolveRead, rejectRead) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let held = 0;
+    const settle = () => {
+      budget?.give(held);
+      held = 0;
+      req.off('data', onData);
+    };
+    const resolve = (body: Uint8Array) => (settle(), resolveRead(body));
+    const reject = (error: Error) => (settle(), req.pause(), rejectRead(error));
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
-      if (size > maxBytes) {
-        req.off('data', onData);
-        req.pause();
-        reject(new PayloadTooLargeError(maxBytes));
-        return;
+      if (size > maxBytes) return reject(new PayloadTooLargeError(maxBytes));
+      if (budget) {
+        if (!budget.take(chunk.byteLength)) return reject(budgetSpentError());
+        held += chunk.byteLength;
       }
       chunks.push(chunk);
     };

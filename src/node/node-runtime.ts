@@ -3,6 +3,7 @@ import { combineObservers } from '../core/alerts/combine-observers.js';
 import { createHeartbeat, HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
 import type { Downtime } from '../core/alerts/retry-ladder.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -11,21 +12,23 @@ import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.j
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
-import { createReceiver } from '../core/ingest/receive-delivery.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import { createPrunePause, pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
-import { createApp, type PodhookApp } from '../http/create-app.js';
+import { createApp, errorBody, type PodhookApp } from '../http/create-app.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
-import { nodeIngestSource } from './node-listener.js';
+import { createNodeIngestSource } from './node-listener.js';
+import { createBodyBudget } from '../http/body-budget.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
 import { createSqliteStore } from './sqlite-store.js';
+import { createStoreHealth, type StoreHealth } from './store-health.js';
 
 export interface NodeRuntimeOptions {
   config: Config;
@@ -37,6 +40,8 @@ export interface NodeRuntimeOptions {
   busyTimeoutMs?: number;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Observes each delivery quarantined as a conflict (alerts). */
+  onConflict?: (conflict: DeliveryConflict) => void;
   /** The team's middleware and routes (the serve command passes src/app.ts's `customizeApp`). */
   customize?: (app: PodhookApp) => void;
   /** Admin options beyond the token (the alerts heartbeat's `lastDowntime`; tests shorten delays). */
@@ -76,13 +81,19 @@ export function createNodeRuntime({
   clock = systemClock,
   busyTimeoutMs,
   random,
+  onConflict,
   customize,
   admin,
 }: NodeRuntimeOptions): NodeRuntime {
   const database = openDatabase(config.databasePath, { busyTimeoutMs });
-  // Group commit: writes waiting when the event loop turns share one transaction and one sync.
-  const walSync = config.databasePath === ':memory:' ? undefined : createWalSync(database.sqlite, config.databasePath);
-  const baseStore = createSqliteStore(database, { schedule: setImmediate, durable: walSync?.sync });
+  // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
+  // shares one transaction and one fsync.
+  const onDisk = config.databasePath !== ':memory:';
+  const walSync = onDisk ? createWalSync(database.sqlite, config.databasePath) : undefined;
+  const health: StoreHealth | undefined = onDisk ? createStoreHealth({ path: config.databasePath, logger }) : undefined;
+  // The files are checked with the WAL sync, so nothing is acknowledged into a deleted file.
+  const durable = walSync && health ? () => Promise.all([walSync.sync(), health.verify()]).then(() => undefined) : undefined;
+  const baseStore = createSqliteStore(database, { schedule: setImmediate, durable, onCommit: health?.committed });
 
   // data_version moves when another connection (`podhook secrets add`) commits; read once a turn, as each read is a transaction.
   const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
@@ -108,7 +119,8 @@ export function createNodeRuntime({
     removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
   };
 
-  const metrics = createPodhookMetrics(store);
+  const metrics = createPodhookMetrics(store, { clock });
+  const metricsAuthorized = bearerCheck(config.metricsToken);
   const alerts = createAlerter({
     post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
     logger,
@@ -138,12 +150,21 @@ export function createNodeRuntime({
     schedule: setImmediate,
   });
 
-  const claimOne = async (delivery: NewDelivery) => (await baseStore.claim([delivery]))[0]!;
+  const claimOne = async (delivery: NewDelivery) => {
+    health?.assertUsable();
+    return (await baseStore.claim([delivery]))[0]!;
+  };
   const receive = createReceiver({
     crypto: createNodeSignatureCrypto(),
     clock,
     secrets,
     claim: d.enabled ? withHandOff(claimOne, dispatcher, setImmediate) : claimOne,
+    quarantine: (delivery, alternateId) => baseStore.quarantine(delivery, alternateId),
+    onConflict: (conflict) => {
+      onConflict?.(conflict);
+      // Named by the id it is stored under: what an operator looks up before replaying it.
+      void alerts.conflict([{ eventId: conflict.storedAs, eventType: conflict.eventType }]);
+    },
   });
 
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });
@@ -152,12 +173,17 @@ export function createNodeRuntime({
     ingest,
     logger,
     webhookPath: config.webhookPath,
-    ingestSource: nodeIngestSource,
+    ingestSource: createNodeIngestSource(createBodyBudget(config.limits.maxInflightBodyBytes)),
     customize,
     extend: (a) => {
-      a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+      a.get('/metrics', async (c) => {
+        if (!metricsAuthorized(c.req.header('authorization'))) {
+          return c.json(errorBody('unauthorized', 'GET /metrics needs METRICS_TOKEN as a bearer token.'), 401, { 'www-authenticate': 'Bearer' });
+        }
+        return c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' });
+      });
     },
-    readiness: createReadiness({ store, secrets }),
+    readiness: createReadiness({ store, secrets, storeHealth: health?.check }),
     admin: adminToken === null ? undefined : () => createAdmin({ token: adminToken, store, router, logger, clock, wake: () => dispatcher.wake(), lastDowntime: () => heartbeat.lastDowntime(), ...admin }),
   });
 
@@ -194,11 +220,16 @@ export function createNodeRuntime({
         dispatcher.wake(); // whatever a previous process left queued or due
         timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
       }
+      health?.start();
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
       if (config.databasePath !== ':memory:') {
         // Checkpoints move to a worker thread, so the ingest connection keeps only a high backstop.
-        checkpointer = startCheckpointer({ path: config.databasePath, writer: database.sqlite });
+        checkpointer = startCheckpointer({
+          path: config.databasePath,
+          writer: database.sqlite,
+          onError: (error) => logger.warn({ err: error.message }, 'checkpointer stopped'),
+        });
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },
@@ -211,8 +242,19 @@ export function createNodeRuntime({
         await checkpointer?.stop();
         database.close();
         walSync?.close();
+        health?.close();
       })();
       return closed;
     },
+  };
+}
+
+/** Whether an Authorization header carries the token (always, when none is configured); constant time. */
+function bearerCheck(token: string | null): (header: string | undefined) => boolean {
+  if (token === null) return () => true;
+  const expected = createHash('sha256').update(token).digest();
+  return (header) => {
+    const given = /^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '';
+    return timingSafeEqual(createHash('sha256').update(given).digest(), expected);
   };
 }

@@ -63,6 +63,7 @@ export function deliveryTransferMethods(
               // Queued and failed rows stay due on this database, as they were on the other.
               nextAttemptAt: d.status === 'queued' || d.status === 'failed' ? (d.nextAttemptAt ?? d.receivedAt) : null,
               processedAt: d.status === 'processed' ? (d.processedAt ?? d.receivedAt) : null,
+              conflictWith: d.conflictWith ?? null,
             })
             .onConflictDoNothing()
             .returning({ eventId: deliveries.eventId }),

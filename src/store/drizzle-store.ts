@@ -13,7 +13,9 @@ import {
   leaseStatement,
   outcomeParams,
   outcomeStatement,
+  quarantineStatements,
   toClaimResult,
+  toQuarantineResult,
   toDelivery,
   MAX_IDS_PER_QUERY,
   type AnySqliteDatabase,
@@ -71,6 +73,11 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
   const { atomic } = driver;
   return {
     claim: (batch) => driver.claim(batch),
+    async quarantine(delivery, alternateId) {
+      const { stored, bump, insert } = quarantineStatements(db, delivery, alternateId);
+      const [found, bumped, inserted] = await atomic([stored, bump, insert]);
+      return toQuarantineResult(found as never, bumped as never, inserted as never);
+    },
     async get(eventId) {
       const rows = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
       return rows[0] ? toDelivery(rows[0]) : null;

@@ -9,7 +9,7 @@ import type { NewDelivery } from '../core/delivery.js';
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
-import { createReceiver } from '../core/ingest/receive-delivery.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
@@ -35,6 +35,8 @@ export interface WorkerRuntimeOptions {
   random?: () => number;
   /** Alert rate limits and handler outcomes kept across requests (one per isolate). */
   alertMemory?: (minIntervalMs: number) => AlertMemory;
+  /** Observes each delivery quarantined as a conflict (alerts). */
+  onConflict?: (conflict: DeliveryConflict) => void;
   /** The team's middleware and routes (the entry passes src/app.ts's `customizeApp`). */
   customize?: (app: PodhookApp) => void;
   /** Admin options beyond the token (e.g. `lastDowntime`). */
@@ -70,7 +72,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -120,6 +122,8 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     // delivery), after the response is on its way. waitUntil keeps the invocation alive until
     // they, and anything else due, are done.
     claim: d.enabled ? withHandOff(claimOne, dispatcher, (adopt) => waitUntil(afterResponse().then(adopt).then(drain))) : claimOne,
+    quarantine: (delivery, alternateId) => store.quarantine(delivery, alternateId),
+    onConflict,
   });
 
   const { adminToken } = config;

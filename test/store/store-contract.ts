@@ -99,6 +99,52 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     );
 
     it(
+      'quarantines signed content stored under another id: its own row, never due, a further copy is a duplicate',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const replay = newDelivery({ signatureT: d.signatureT, contentDigest: d.contentDigest, body: d.body });
+        expect(await store.claim([replay])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.quarantine(replay, randomUUID())).toEqual({
+          outcome: 'quarantined',
+          eventId: replay.eventId,
+          conflictWith: { eventId: d.eventId, eventType: 'pod.created' },
+        });
+        expect(await store.get(replay.eventId)).toMatchObject({
+          eventType: 'pod.created',
+          status: 'quarantined',
+          conflictWith: d.eventId,
+          nextAttemptAt: null,
+          deliveryCount: 1,
+        });
+        expect(await store.claim([replay])).toEqual([{ outcome: 'duplicate', deliveryCount: 2 }]);
+        expect((await store.leaseDue({ owner: 'o', now: replay.receivedAt + 1, leaseMs: 1000, limit: 10 })).map((r) => r.eventId)).toEqual([d.eventId]);
+        expect((await store.list({ status: 'quarantined' })).map((r) => r.eventId)).toEqual([replay.eventId]);
+        expect((await store.get(d.eventId))!.deliveryCount).toBe(1);
+      }),
+    );
+
+    it(
+      'quarantines a stored id under another type as its alternate id; a further copy is a duplicate',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const other = newDelivery({ eventId: d.eventId, eventType: 'pod.destroyed' });
+        const alternate = randomUUID();
+        expect(await store.claim([other])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.quarantine(other, alternate)).toEqual({
+          outcome: 'quarantined',
+          eventId: alternate,
+          conflictWith: { eventId: d.eventId, eventType: 'pod.created' },
+        });
+        expect(await store.get(alternate)).toMatchObject({ eventType: 'pod.destroyed', status: 'quarantined', conflictWith: d.eventId });
+        expect(await store.claim([other])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.quarantine(other, alternate)).toEqual({ outcome: 'duplicate', deliveryCount: 2 });
+        expect(await store.get(d.eventId)).toMatchObject({ eventType: 'pod.created', deliveryCount: 1, status: 'queued' });
+      }),
+    );
+
+    it(
       'claims a batch in order: two copies of one id are new then duplicate',
       withStore(async (store) => {
         const d = newDelivery();

@@ -18,8 +18,9 @@ export const deliveriesCommand = defineCommand({
   --limit N    at most N rows (default 50)
   --json       a JSON array of objects: event_id, event_type, status, attempts,
                delivery_count, received_at, last_received_at, last_error, signature_t,
-               next_attempt_at, processed_at, body_bytes; values are whole (the table
-               cuts long ones, ending them in ...)
+               next_attempt_at, processed_at, body_bytes, conflict_with (the stored
+               delivery a quarantined one conflicts with); values are whole (the
+               table cuts long ones, ending them in ...)
 
 Reads DATABASE_PATH (default ./data/podhook.db), like the server.
 Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,

@@ -1,5 +1,5 @@
 import type { ClaimResult, ImportedDelivery } from '../../core/delivery-store.js';
-import { DELIVERY_EXPORT_FORMAT } from '../../core/transfer/delivery-export.js';
+import { DELIVERY_EXPORT_FORMAT, ExportFormatError } from '../../core/transfer/delivery-export.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';
@@ -24,7 +24,8 @@ database dispatches them.
 
 An event id already stored here is skipped and left untouched (importing a file twice changes
 nothing). A record whose signed content (t + body) is stored under another event id, or whose
-id is stored with another type, is refused as a conflict, as the receiver refuses a replay.
+id is stored with another type, is refused as a conflict (the receiver quarantines such a
+delivery; an import leaves it out).
 
 Rows are written in transactions of ${BATCH}. A malformed line stops the import there, naming
 the line; the rows before it are stored (run it again once fixed: they are skipped).
@@ -59,6 +60,8 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
       }
       await flush();
     } catch (error) {
+      // The rows read before a malformed line are stored, as the help says.
+      if (error instanceof ExportFormatError) await flush().catch(() => undefined);
       io.stderr(`podhook import: stopped: ${(error as Error).message}\nStored before that: ${report()}.\n`);
       return EXIT.failure;
     } finally {

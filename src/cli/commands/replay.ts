@@ -8,6 +8,7 @@ import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
+import { escapeControl } from '../format-table.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
 import { parseEventId } from '../event-arguments.js';
 
@@ -87,7 +88,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
         const result = await replayer.replay(delivery);
         tally[result.outcome]++;
         runs += result.runs.length;
-        io.stdout(`${head(delivery)}  ${describe(delivery, result)}\n`);
+        io.stdout(`${head(delivery)}  ${escapeControl(describe(delivery, result))}\n`);
       }
     } finally {
       close();
@@ -113,7 +114,7 @@ function stderrLogger(io: CommandIo, level: ReturnType<typeof parseConfig>['logL
   return createNodeLogger({ level, destination: { write: (line: string) => io.stderr(line) } });
 }
 
-const head = (d: Delivery) => `${d.eventId}  ${d.eventType.padEnd(20)}  ${d.status.padEnd(9)}`;
+const head = (d: Delivery) => `${d.eventId}  ${escapeControl(d.eventType).padEnd(20)}  ${d.status.padEnd(9)}`;
 
 function describe(d: Delivery, r: ReplayResult): string {
   const ran = r.runs.map((run) => run.handler).join(', ');

@@ -25,6 +25,14 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
                         requests and running handlers
   ADMIN_TOKEN           turns on /_podhook/ (admin API, inspector); at least
                         32 characters                        (unset: off, 404)
+  METRICS_TOKEN         bearer token GET /metrics asks for   (none: open; expose it
+                        (16+ characters)                     only inside your network)
+  MAX_CONNECTIONS       open connections; more are closed    (1024)
+  MAX_INFLIGHT_BODY_BYTES  body bytes read at once, all      (33554432)
+                        requests; beyond it 503 + Retry-After
+  HEADERS_TIMEOUT_MS    time to receive a request's headers  (10000)
+  REQUEST_TIMEOUT_MS    time to receive a whole request      (30000)
+  KEEP_ALIVE_TIMEOUT_MS idle kept-alive connection closed    (5000)
 
   ALERT_WEBHOOK_URL     where alerts are POSTed: https://, or http:// to
                         127.0.0.1/::1/localhost (none: alerts only logged)

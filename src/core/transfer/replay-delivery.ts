@@ -106,8 +106,8 @@ export function createReplayer({
     } else if (failedElsewhere) {
       // Another handler still has a failure on record, so the delivery is not done: it keeps its
       // status (a failed one retries on schedule). Only a dispatched row has a ledger, so a
-      // queued one cannot get here; were it to, it would become due like a failed one.
-      const kept = leased.status === 'queued' ? 'failed' : leased.status;
+      // queued or quarantined one cannot get here; were it to, it would become due like a failed one.
+      const kept = leased.status === 'queued' || leased.status === 'quarantined' ? 'failed' : leased.status;
       outcome = { ...base, status: kept, lastError: leased.lastError, nextAttemptAt: kept === 'failed' ? (leased.nextAttemptAt ?? base.now) : null };
     } else {
       outcome = { ...base, status: 'processed', lastError: null, nextAttemptAt: null };

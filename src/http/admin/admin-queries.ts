@@ -108,7 +108,7 @@ function percentile(sorted: readonly number[], p: number): number | null {
 export function statsAnswer(stats: DeliveryStats, router: Router, { now, hours, downtime }: { now: number; hours: number; downtime: Downtime | null }) {
   const first = Math.floor((now - hours * HOUR_MS) / HOUR_MS) * HOUR_MS;
   const perHour = new Map<number, Record<Delivery['status'], number>>();
-  for (let h = first; h <= now; h += HOUR_MS) perHour.set(h, { queued: 0, processed: 0, failed: 0, dead: 0, ignored: 0 });
+  for (let h = first; h <= now; h += HOUR_MS) perHour.set(h, { queued: 0, processed: 0, failed: 0, dead: 0, ignored: 0, quarantined: 0 });
   for (const r of stats.hourly) {
     const row = perHour.get(r.hour);
     if (row) row[r.status] += r.count;

@@ -1,7 +1,7 @@
 /** The inspector's one style sheet, inlined under the CSP nonce (no external assets). */
 export const INSPECTOR_CSS = `
 :root { color-scheme: light dark; --fg: #1d2430; --muted: #667085; --bg: #fff; --line: #d8dde6; --soft: #f3f5f8;
-  --ok: #2f9e61; --warn: #d98e04; --bad: #d63c3c; --info: #3b7dd8; --idle: #98a2b3; }
+  --ok: #2f9e61; --warn: #d98e04; --bad: #d63c3c; --info: #3b7dd8; --idle: #98a2b3; --odd: #8a4fd0; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e9ef; --muted: #98a2b3; --bg: #12161d; --line: #2c3440; --soft: #1b212b; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", "DejaVu Sans", sans-serif; color: var(--fg); background: var(--bg); }
@@ -34,7 +34,7 @@ ul.deliveries .err { grid-column: 1 / -1; }
 ul.deliveries time { color: var(--muted); font-size: .85rem; }
 .type { font-weight: 600; min-width: 0; }
 .badge { display: inline-block; font-size: .75rem; font-weight: 600; padding: .1rem .45rem; border-radius: 99px; color: #fff; background: var(--idle); }
-.s-processed, .s-succeeded { background: var(--ok); } .s-failed { background: var(--warn); } .s-dead { background: var(--bad); } .s-queued { background: var(--info); }
+.s-processed, .s-succeeded { background: var(--ok); } .s-failed { background: var(--warn); } .s-dead { background: var(--bad); } .s-queued { background: var(--info); } .s-quarantined { background: var(--odd); }
 .err { color: var(--bad); font-size: .85rem; overflow-wrap: anywhere; }
 .muted, .small { color: var(--muted); font-size: .85rem; font-weight: normal; }
 .empty { color: var(--muted); }
@@ -51,10 +51,10 @@ figure.chart { margin: 0 0 .8rem; }
 figure.chart svg { width: 100%; height: 8rem; display: block; background: var(--soft); border-radius: 6px; }
 .axis { stroke: var(--line); }
 .ticks { display: flex; justify-content: space-between; font-size: .75rem; color: var(--muted); }
-.o-processed { fill: var(--ok); } .o-ignored { fill: var(--idle); } .o-queued { fill: var(--info); } .o-failed { fill: var(--warn); } .o-dead { fill: var(--bad); }
+.o-processed { fill: var(--ok); } .o-ignored { fill: var(--idle); } .o-queued { fill: var(--info); } .o-failed { fill: var(--warn); } .o-dead { fill: var(--bad); } .o-quarantined { fill: var(--odd); }
 figcaption { display: flex; flex-wrap: wrap; gap: .3rem .8rem; font-size: .8rem; margin-top: .3rem; }
 .key::before { content: ""; display: inline-block; width: .7rem; height: .7rem; margin-right: .3rem; border-radius: 2px; background: currentColor; vertical-align: -1px; }
-.key.o-processed { color: var(--ok); } .key.o-ignored { color: var(--idle); } .key.o-queued { color: var(--info); } .key.o-failed { color: var(--warn); } .key.o-dead { color: var(--bad); }
+.key.o-processed { color: var(--ok); } .key.o-ignored { color: var(--idle); } .key.o-queued { color: var(--info); } .key.o-failed { color: var(--warn); } .key.o-dead { color: var(--bad); } .key.o-quarantined { color: var(--odd); }
 header form { margin: 0; }
 @media (max-width: 40rem) { ul.deliveries a { grid-template-columns: auto 1fr; } ul.deliveries time { grid-column: 1 / -1; } }
 /* On a phone each handler run is a small card: label and value per line, nothing to scroll sideways. */

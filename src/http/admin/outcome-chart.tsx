@@ -1,7 +1,7 @@
 import type { StatsAnswer } from './admin-queries.js';
 
 /** Stacked from the bottom in this order; colours are in the inspector's style sheet. */
-const OUTCOMES = ['processed', 'ignored', 'queued', 'failed', 'dead'] as const;
+const OUTCOMES = ['processed', 'ignored', 'queued', 'failed', 'dead', 'quarantined'] as const;
 
 /**
  * The last hours' deliveries by outcome as a server-rendered SVG bar chart: one stacked bar per
