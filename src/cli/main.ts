@@ -4,6 +4,7 @@ import { deliveriesCommand } from './commands/deliveries.js';
 import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
+import { listenCommand } from './commands/listen.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
 import { secretsCommand } from './commands/secrets.js';
@@ -19,6 +20,7 @@ const COMMANDS: Command[] = [
   emulateCommand as Command,
   exportCommand as Command,
   importCommand as Command,
+  listenCommand as Command,
   replayCommand as Command,
   sendCommand as Command,
   triggerCommand as Command,

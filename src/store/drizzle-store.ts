@@ -22,6 +22,7 @@ import {
 import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
 import { deliveryAdminMethods } from './delivery-admin.js';
+import { listenCursorMethods } from './listen-cursor-methods.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -196,5 +197,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
 
     ...deliveryTransferMethods(db, driver),
     ...deliveryAdminMethods(db, driver),
+    ...listenCursorMethods(db),
   };
 }

@@ -84,3 +84,16 @@ export const webhookSecrets = sqliteTable('webhook_secrets', {
   fingerprint: text('fingerprint').notNull().unique(),
   createdAt: integer('created_at').notNull(),
 });
+
+/**
+ * `podhook listen`: where each followed remote's export was last read, so a listen started again
+ * fetches what was stored there meanwhile. Keyed by the remote's URL (origin and path).
+ */
+export const listenCursors = sqliteTable('listen_cursors', {
+  remote: text('remote').primaryKey(),
+  /** The remote's own `x-podhook-next-cursor` (opaque here); null until a delivery was seen. */
+  cursor: text('cursor'),
+  /** Where the first listen started (epoch ms): the start again while no delivery was seen. */
+  since: integer('since').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});

@@ -1,7 +1,3 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { handlers as projectHandlers } from '../../../handlers/index.js';
-import type { HandlerDefinition } from '../../core/events/define-handler.js';
 import type { Delivery } from '../../core/delivery.js';
 import type { Logger } from '../../core/observability/logger.js';
 import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/transfer/replay-delivery.js';
@@ -10,6 +6,7 @@ import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
+import { loadHandlers } from '../load-handlers.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
 
 export const replayCommand = defineCommand({
@@ -106,23 +103,6 @@ async function* select(
 ): AsyncGenerator<Delivery | string> {
   if (ids.length === 0) return yield* scan();
   for (const id of ids) yield (await get(id)) ?? id;
-}
-
-/** The handler list: this project's handlers/, or a module's `handlers` (or default) export. */
-async function loadHandlers(module: string | undefined): Promise<readonly HandlerDefinition[]> {
-  if (module === undefined) return projectHandlers;
-  let loaded: { handlers?: unknown; default?: unknown };
-  try {
-    loaded = (await import(pathToFileURL(resolve(module)).href)) as typeof loaded;
-  } catch (error) {
-    throw new UsageError(`--handlers ${module} could not be loaded: ${(error as Error).message}`);
-  }
-  const list = loaded.handlers ?? loaded.default;
-  const isHandler = (h: unknown) => typeof (h as HandlerDefinition)?.handle === 'function' && typeof (h as HandlerDefinition).name === 'string';
-  if (!Array.isArray(list) || !list.every(isHandler)) {
-    throw new UsageError(`--handlers ${module} must export a list of defineHandler(...) values as \`handlers\` (or as its default export)`);
-  }
-  return list as HandlerDefinition[];
 }
 
 /** Handler log lines on stderr, so stdout carries only the report. */

@@ -9,7 +9,11 @@ import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, par
 
 /** Hooks for metrics; every method optional. */
 export interface DispatchObserver extends HandlerObserver {
-  deliveryFinished?(eventType: string, status: DispatchOutcome['status']): void;
+  deliveryFinished?(
+    eventType: string,
+    status: DispatchOutcome['status'],
+    detail: { eventId: string; attempt: number; failures: ReadonlyArray<{ handler: string; error: string }> },
+  ): void;
 }
 
 export interface DispatcherOptions {
@@ -213,12 +217,12 @@ export function createDispatcher({
         nextAttemptAt: at + retryDelayMs(attempts, { baseMs: retryBaseMs, maxMs: retryMaxMs, random }),
       };
     }
-    await finish(outcome, delivery);
+    await finish(outcome, delivery, failures.map((f) => ({ handler: f.handler, error: f.error ?? '' })));
   }
 
-  async function finish(outcome: DispatchOutcome, delivery: Delivery) {
+  async function finish(outcome: DispatchOutcome, delivery: Delivery, failures: ReadonlyArray<{ handler: string; error: string }> = []) {
     await complete(outcome);
-    observer.deliveryFinished?.(delivery.eventType, outcome.status);
+    observer.deliveryFinished?.(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures });
     if (outcome.status === 'dead') {
       logger.warn({ event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, last_error: outcome.lastError }, 'delivery dead');
     } else if (outcome.status === 'failed') {
