@@ -86,7 +86,7 @@ export function describeListenScenario(name: string, startRemote: (dir: string, 
         for (const d of [...seeded, ...delivered]) expect(first.stdout).toMatch(new RegExp(`${d.type}\\s+${d.id}  processed \\(appendAll`));
 
         // Stopped: this one waits on the remote until the next listen.
-        delivered.push(await deliver('pod.deleted', '{"pod":{"id":"p2","name":"gone"}}'));
+        delivered.push(await deliver('pod.destroyed', '{"pod":{"id":"p2","name":"gone"}}'));
         const live = spawn(process.execPath, [BIN, 'listen', '--from', remote.url, '--handlers', HANDLERS], {
           env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
