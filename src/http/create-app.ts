@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { PodhookError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
 import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler } from './ingest.js';
@@ -22,8 +22,12 @@ export interface AppOptions {
   webhookPath?: string;
   /** Extra routes (e.g. `/metrics`) mounted by the runtime adapter. */
   extend?: (app: Hono<Env>) => void;
-  /** The admin API and inspector (`createAdmin`), mounted at `/_podhook` when ADMIN_TOKEN is set; otherwise those routes are 404. */
-  admin?: Hono<AdminEnv>;
+  /**
+   * Builds the admin API and inspector (`createAdmin`), served at `/_podhook/` when ADMIN_TOKEN is
+   * set (otherwise those routes are 404). Built on the first `/_podhook` request, not before: the
+   * Worker builds the app per request, and ingest must not pay for routes it never uses.
+   */
+  admin?: () => Hono<AdminEnv>;
 }
 
 type Env = { Variables: { requestId: string } };
@@ -59,8 +63,12 @@ export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEB
   });
 
   extend?.(app);
-  // The trailing slash makes the inspector's own page `GET /_podhook/`.
-  if (admin) app.route('/_podhook/', admin as unknown as Hono<Env>);
+  if (admin) {
+    let built: Hono<AdminEnv> | undefined;
+    const forward = (c: Context<Env>) => (built ??= admin()).fetch(c.req.raw, { requestId: c.get('requestId') });
+    app.all('/_podhook', forward);
+    app.all('/_podhook/*', forward);
+  }
 
   app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
   app.onError((error, c) => {

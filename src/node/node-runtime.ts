@@ -129,6 +129,7 @@ export function createNodeRuntime({
   });
 
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });
+  const { adminToken } = config;
   const app = createApp({
     ingest,
     logger,
@@ -137,7 +138,7 @@ export function createNodeRuntime({
       a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
     readiness: createReadiness({ store, secrets }),
-    admin: config.adminToken === null ? undefined : createAdmin({ token: config.adminToken, store, router, logger, clock, wake: () => dispatcher.wake(), ...admin }),
+    admin: adminToken === null ? undefined : () => createAdmin({ token: adminToken, store, router, logger, clock, wake: () => dispatcher.wake(), ...admin }),
   });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -57,12 +57,12 @@ export function deliveryAdminMethods(
         .from(deliveries)
         .where(gte(deliveries.receivedAt, since))
         .groupBy(hour, deliveries.status);
-      // A row holds one handler's runs of one delivery; all but a final success failed.
+      // A row holds one handler's runs of one delivery and how many of them failed.
       const ledger = await db
         .select({
           handler: handlerRuns.handler,
           runs: sql<number>`sum(${handlerRuns.attempts})`,
-          failures: sql<number>`sum(${handlerRuns.attempts} - (${handlerRuns.status} = 'succeeded'))`,
+          failures: sql<number>`sum(${handlerRuns.failures})`,
         })
         .from(handlerRuns)
         .where(gte(handlerRuns.updatedAt, since))

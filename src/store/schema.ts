@@ -69,6 +69,8 @@ export const handlerRuns = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
     /** The last run's duration (null for a row written before it ran, e.g. `queued`). */
     durationMs: integer('duration_ms'),
+    /** How many of the `attempts` runs failed (the row keeps only the last run's outcome). */
+    failures: integer('failures').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.eventId, t.handler] })],
 );

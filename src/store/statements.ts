@@ -134,6 +134,7 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
       lastError: p.lastError,
       updatedAt: p.updatedAt,
       durationMs: p.durationMs,
+      failures: sql`(${p.status} = 'failed')`,
     })
     .onConflictDoUpdate({
       target: [handlerRuns.eventId, handlerRuns.handler],
@@ -143,6 +144,7 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
         lastError: sql`excluded.last_error`,
         updatedAt: sql`excluded.updated_at`,
         durationMs: sql`excluded.duration_ms`,
+        failures: sql`${handlerRuns.failures} + excluded.failures`,
       },
     })
     .returning({ eventId: handlerRuns.eventId });

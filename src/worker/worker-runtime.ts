@@ -93,6 +93,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     claim: d.enabled ? withHandOff(claimOne, dispatcher, (adopt) => waitUntil(afterResponse().then(adopt).then(drain))) : claimOne,
   });
 
+  const { adminToken } = config;
   const app = createApp({
     ingest: createIngestHandler({ receive, logger: log, maxBodyBytes: config.maxBodyBytes }),
     logger: log,
@@ -100,9 +101,9 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     readiness: createReadiness({ store, secrets }),
     // No long poll on the Worker (an export answers at once); a replay drains under waitUntil.
     admin:
-      config.adminToken === null
+      adminToken === null
         ? undefined
-        : createAdmin({ token: config.adminToken, store, router, logger: log, clock, maxWaitMs: 0, wake: () => waitUntil(drain()), ...admin }),
+        : () => createAdmin({ token: adminToken, store, router, logger: log, clock, maxWaitMs: 0, wake: () => waitUntil(drain()), ...admin }),
   });
 
   return {

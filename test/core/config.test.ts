@@ -22,6 +22,7 @@ describe('parseConfig', () => {
         retryBaseMs: 2000,
         retryMaxMs: 900000,
       },
+      adminToken: null,
     });
   });
 

@@ -34,14 +34,7 @@ export function newDelivery(overrides: Partial<NewDelivery> = {}): NewDelivery {
  */
 export function describeStoreContract(name: string, open: () => Promise<StoreUnderTest>) {
   describe(`store contract: ${name}`, () => {
-    const withStore = (fn: (store: DeliveryStore) => Promise<void>) => async () => {
-      const s = await open();
-      try {
-        await fn(s.store);
-      } finally {
-        await s.close();
-      }
-    };
+    const withStore = storeRunner(open);
 
     it(
       'stores a new delivery byte-exact, with its headers and status',
@@ -372,6 +365,19 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
       }),
     );
   });
+  describeAdminStoreContract(name, open);
+}
+
+/** Runs a test body on a freshly opened store, closing it afterwards. */
+function storeRunner(open: () => Promise<StoreUnderTest>) {
+  return (fn: (store: DeliveryStore) => Promise<void>) => async () => {
+    const s = await open();
+    try {
+      await fn(s.store);
+    } finally {
+      await s.close();
+    }
+  };
 }
 
 /** An exported delivery as import hands it to the store. */
@@ -385,4 +391,73 @@ function imported(d: NewDelivery, overrides: Partial<ImportedDelivery>): Importe
     processedAt: null,
     ...overrides,
   };
+}
+
+/** The admin store methods: newest-first paging, requeue for a replay, and the stats counts. */
+export function describeAdminStoreContract(name: string, open: () => Promise<StoreUnderTest>) {
+  describe(`admin store contract: ${name}`, () => {
+    const withStore = storeRunner(open);
+
+    it(
+      'pages newest first with a keyset after the last row',
+      withStore(async (store) => {
+        const [a, b, c] = [newDelivery(), newDelivery(), newDelivery()];
+        await store.claim([a!, b!, c!]);
+        const first = await store.scan({ order: 'desc', limit: 2 });
+        expect(first.map((d) => d.eventId)).toEqual([c!.eventId, b!.eventId]);
+        const rest = await store.scan({ order: 'desc', limit: 2, after: first.at(-1)! });
+        expect(rest.map((d) => d.eventId)).toEqual([a!.eventId]);
+      }),
+    );
+
+    it(
+      'keeps each run duration and failure count, counts stats, and requeues only rows its owner leased',
+      withStore(async (store) => {
+        const d = newDelivery({ eventType: 'pod.backup.failed' });
+        const ok = newDelivery();
+        await store.claim([d, ok]);
+        const now = ok.receivedAt + 10;
+        await store.leaseDue({ owner: 'dispatcher', now, leaseMs: 1000, limit: 10 });
+        await store.completeDispatch([
+          {
+            eventId: d.eventId, owner: 'dispatcher', status: 'dead', attempts: 1, lastError: 'h: Error: boom', nextAttemptAt: null, now, durationMs: 7,
+            runs: [{ eventId: d.eventId, handler: 'h', status: 'failed', attempts: 1, lastError: 'Error: boom', durationMs: 7 }],
+          },
+          { eventId: ok.eventId, owner: 'dispatcher', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now, durationMs: 3, runs: [] },
+        ]);
+        expect(await store.handlerRuns([d.eventId])).toEqual([
+          { eventId: d.eventId, handler: 'h', status: 'failed', attempts: 1, lastError: 'Error: boom', durationMs: 7, at: now },
+        ]);
+        expect((await store.get(ok.eventId))!.durationMs).toBe(3);
+        const stats = await store.deliveryStats({ since: d.receivedAt - 1, maxSamples: 100 });
+        const hour = Math.floor(d.receivedAt / 3_600_000) * 3_600_000;
+        expect(stats.hourly.filter((r) => r.hour === hour).reduce((n, r) => n + r.count, 0)).toBeGreaterThanOrEqual(1);
+        expect(stats.ledger).toEqual([{ handler: 'h', runs: 1, failures: 1 }]);
+        expect(stats.firstAttempt).toEqual([{ eventType: 'pod.created', count: 1 }]);
+        expect(stats.durations).toEqual(
+          expect.arrayContaining([{ handler: 'h', eventType: 'pod.backup.failed', durationMs: 7 }, { handler: null, eventType: 'pod.created', durationMs: 3 }]),
+        );
+        expect(stats.dead).toBe(1);
+
+        const runs = [{ handler: 'h', status: 'queued' as const, attempts: 1 }];
+        // Not leased by this owner: nothing changes.
+        expect(await store.requeue({ owner: 'admin', now: now + 1, deliveries: [{ eventId: d.eventId, runs }] })).toBe(0);
+        expect(await store.leaseEvents({ eventIds: [d.eventId], owner: 'admin', now: now + 1, leaseMs: 1000 })).toHaveLength(1);
+        expect(await store.requeue({ owner: 'admin', now: now + 2, deliveries: [{ eventId: d.eventId, runs }] })).toBe(1);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'queued', nextAttemptAt: now + 2, lastError: 'h: Error: boom' });
+        // Queued to run again; the last run's error and duration stay until it runs.
+        expect(await store.handlerRuns([d.eventId])).toMatchObject([{ status: 'queued', attempts: 1, lastError: 'Error: boom', durationMs: 7 }]);
+        const due = await store.leaseDue({ owner: 'dispatcher', now: now + 2, leaseMs: 1000, limit: 10 });
+        expect(due.map((r) => r.eventId)).toEqual([d.eventId]);
+        // A second failure of the same handler adds to its count.
+        await store.completeDispatch([
+          {
+            eventId: d.eventId, owner: 'dispatcher', status: 'dead', attempts: 2, lastError: 'h: Error: again', nextAttemptAt: null, now: now + 3, durationMs: 5,
+            runs: [{ eventId: d.eventId, handler: 'h', status: 'failed', attempts: 2, lastError: 'Error: again', durationMs: 5 }],
+          },
+        ]);
+        expect((await store.deliveryStats({ since: d.receivedAt - 1, maxSamples: 100 })).ledger).toEqual([{ handler: 'h', runs: 2, failures: 2 }]);
+      }),
+    );
+  });
 }

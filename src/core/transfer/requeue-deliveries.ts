@@ -53,6 +53,8 @@ function ledgerMarks(
 ): RequeueOptions['deliveries'][number]['runs'] | null {
   const handlers = router.handlersFor(d.eventType);
   if (!handlers.some((h) => only === undefined || h.name === only)) return null;
+  // Never dispatched (ignored, or dead at ingest): the dispatcher reads no ledger for it and runs every handler.
+  if (d.attempts === 0) return [];
   // A delivery processed at its first attempt has no ledger rows: each handler ran once, as replay counts.
   const ranBefore = (name: string) => rows.find((r) => r.handler === name)?.attempts ?? (rows.length === 0 && d.status === 'processed' ? d.attempts : 0);
   const marks: { handler: string; status: 'queued' | 'succeeded'; attempts: number }[] = [];

@@ -85,6 +85,11 @@ export function createAdmin({
   };
 
   const admin = new Hono<AdminEnv>();
-  admin.route('/', createInspector(ctx));
+  admin.use(async function adminRequestId(c, next) {
+    c.set('requestId', c.env?.requestId ?? crypto.randomUUID());
+    await next();
+  });
+  // The trailing slash makes the inspector's own page `GET /_podhook/`.
+  admin.route('/_podhook/', createInspector(ctx));
   return admin;
 }

@@ -74,8 +74,8 @@ function Banner({ stats }: { stats: StatsAnswer }) {
       ) : null}
       {d ? (
         <p class="banner down" role="alert">
-          <strong>podhook was down for {d.minutes} min</strong> ({d.from} to {d.until}). The sender retries after {SENDER_RETRY_MINUTES.join(', ')} min;
-          {d.minutes * 1 > total ? ' past about 22.4 h it has probably disabled the webhook: re-enable it.' : ' deliveries sent meanwhile should arrive on its retries.'}
+          <strong>podhook was down for {d.minutes < 120 ? `${d.minutes} min` : `${+(d.minutes / 60).toFixed(1)} h`}</strong> ({d.from} to {d.until}). The sender retries after {SENDER_RETRY_MINUTES.join(', ')} min;
+          {d.minutes > total ? ' past about 22.4 h it has probably disabled the webhook: re-enable it.' : ' deliveries sent meanwhile should arrive on its retries.'}
         </p>
       ) : null}
     </>
@@ -88,7 +88,7 @@ function HandlerTable({ stats }: { stats: StatsAnswer }) {
     <div class="scroll">
       <table>
         <thead>
-          <tr><th>handler</th><th>runs</th><th>failures</th><th>p50</th><th>p99</th></tr>
+          <tr><th>handler</th><th class="num">runs</th><th class="num">failures</th><th class="num">p50</th><th class="num">p99</th></tr>
         </thead>
         <tbody>
           {stats.handlers.map((h) => (
@@ -237,7 +237,16 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
     const eventId = q.event_id?.trim().toLowerCase();
     if (eventId) return c.redirect(`/_podhook/deliveries/${encodeURIComponent(eventId)}`, 303);
     const f: Filters = { status: q.status || undefined, type: q.type || undefined, since: q.since || undefined };
-    const options = parseListQuery({ ...f, cursor: q.cursor ?? '', limit: '50' } as Record<string, string>);
+    let options: ReturnType<typeof parseListQuery>;
+    let problem: string | null = null;
+    try {
+      options = parseListQuery({ ...f, cursor: q.cursor ?? '', limit: '50' } as Record<string, string>);
+    } catch (error) {
+      // A filter typed wrong shows the page with the reason, not a JSON error.
+      if (!(error instanceof PodhookError)) throw error;
+      problem = error.message;
+      options = parseListQuery({ limit: '50' });
+    }
     const [{ rows, next }, s] = await Promise.all([pageOf(store, options), stats()]);
     const notice = q.redelivered !== undefined ? `${Number(q.redelivered)} handed back to the dispatcher.` : null;
     return c.html(
@@ -252,6 +261,7 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
         <section>
           <h1>Deliveries</h1>
           <FilterForm f={f} />
+          {problem ? <p class="err" role="alert">Filter not applied: {problem}.</p> : null}
           {f.status === 'dead' ? <p><a class="button" href={`/_podhook/redeliver${query(f)}`}>Redeliver these dead letters…</a></p> : null}
           <DeliveryList rows={rows} />
           {next ? <p><a class="button" rel="next" href={`/_podhook/${query({ ...f, cursor: next })}`}>Older →</a></p> : null}
@@ -289,16 +299,16 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
         {runs.length === 0 ? <p class="empty">No handler has run it.</p> : (
           <div class="scroll">
             <table class="runs">
-              <thead><tr><th>handler</th><th>attempt</th><th>outcome</th><th>duration</th><th>at</th><th>error</th></tr></thead>
+              <thead><tr><th>handler</th><th class="num">attempt</th><th>outcome</th><th class="num">duration</th><th>at</th><th>error</th></tr></thead>
               <tbody>
                 {runs.map((r) => (
                   <tr>
-                    <td>{r.handler}</td>
-                    <td class="num">{r.attempt}</td>
-                    <td><StatusBadge status={r.outcome} /></td>
-                    <td class="num">{r.duration_ms === null ? '–' : `${r.duration_ms} ms`}</td>
-                    <td>{r.at ?? ''}</td>
-                    <td class="err">{r.error ?? ''}</td>
+                    <td data-label="handler"><strong>{r.handler}</strong></td>
+                    <td data-label="attempt" class="num">{r.attempt}</td>
+                    <td data-label="outcome"><StatusBadge status={r.outcome} /></td>
+                    <td data-label="duration" class="num">{r.duration_ms === null ? '–' : `${r.duration_ms} ms`}</td>
+                    <td data-label="at">{r.at ?? ''}</td>
+                    <td data-label="error" class="err">{r.error ?? ''}</td>
                   </tr>
                 ))}
               </tbody>

@@ -12,7 +12,7 @@ export function OutcomeChart({ stats }: { stats: StatsAnswer }) {
   const width = 720;
   const height = 160;
   const top = 14;
-  const bottom = 20;
+  const bottom = 1;
   const slot = width / Math.max(1, hours.length);
   const max = Math.max(1, ...hours.map((h) => OUTCOMES.reduce((sum, o) => sum + h[o], 0)));
   const scale = (n: number) => (n / max) * (height - top - bottom);
@@ -21,10 +21,8 @@ export function OutcomeChart({ stats }: { stats: StatsAnswer }) {
     <figure class="chart">
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${total} deliveries in the last ${stats.hours} hours by outcome`} preserveAspectRatio="none">
         <line x1="0" y1={height - bottom} x2={width} y2={height - bottom} class="axis" />
-        <text x="2" y="10" class="tick">{max}</text>
         {hours.map((h, i) => {
           let y = height - bottom;
-          const label = new Date(h.hour).getUTCHours();
           return (
             <g>
               {OUTCOMES.filter((o) => h[o] > 0).map((o) => {
@@ -36,13 +34,19 @@ export function OutcomeChart({ stats }: { stats: StatsAnswer }) {
                   </rect>
                 );
               })}
-              {label % 3 === 0 ? <text x={(i * slot + slot / 2).toFixed(1)} y={height - 6} class="tick" text-anchor="middle">{String(label).padStart(2, '0')}</text> : null}
             </g>
           );
         })}
       </svg>
+      {/* Labels in HTML, not in the SVG: the chart stretches to the screen's width and would squash text. */}
+      <div class="ticks">
+        <span>{hours[0]?.hour.slice(11, 16)}</span>
+        <span>{hours[Math.floor(hours.length / 2)]?.hour.slice(11, 16)}</span>
+        <span>now</span>
+      </div>
       <figcaption>
-        {OUTCOMES.map((o) => <span class={`key o-${o}`}>{o}</span>)} <span class="muted">hours in UTC</span>
+        <span class="muted">busiest hour: {max}</span>
+        {OUTCOMES.map((o) => <span class={`key o-${o}`}>{o}</span>)} <span class="muted">one bar per hour, UTC</span>
       </figcaption>
     </figure>
   );

@@ -8,6 +8,7 @@ import { failHandler, handlers, resetRecording } from '../../fixtures/recording-
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 import { runCli } from '../../helpers/spawn-podhook.js';
+import { startAdminServer } from './admin-server.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -19,21 +20,11 @@ let server: RunningServer;
 let log: ReturnType<typeof captureLogger>;
 const delays: number[] = [];
 
-async function start(env: Record<string, string> = {}) {
+async function start() {
   log = captureLogger();
-  const config = parseConfig({
-    DATABASE_PATH: dbIn(tempDir()),
-    SVC_WEBHOOK_SECRET: TEST_SECRET,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DISPATCH_MAX_ATTEMPTS: '1',
-    ADMIN_TOKEN: TOKEN,
-    ...env,
-  });
-  return startServer({
-    config,
+  return startAdminServer(tempDir(), {
+    token: TOKEN,
     logger: log.logger,
-    handlers,
     admin: { failureDelay: { baseMs: 100, maxMs: 800 }, sleep: (ms) => (delays.push(ms), new Promise((r) => setTimeout(r, 5))), pollMs: 20 },
   });
 }
@@ -62,7 +53,7 @@ describe('admin API (Node)', () => {
   });
 
   it('lists deliveries newest first as `podhook deliveries --json` rows, paged by a keyset cursor', async () => {
-    const sent = [];
+    const sent: Awaited<ReturnType<typeof deliver>>[] = [];
     for (let i = 0; i < 5; i++) sent.push(await deliver());
     await waitFor(async () => (await statusOf(sent[4]!.eventId)) === 'processed', 5000, 'processed');
     const first = (await (await api('/deliveries?limit=2')).json()) as { deliveries: { event_id: string }[]; next_cursor: string | null };
@@ -288,6 +279,26 @@ describe('admin refusals (Node)', () => {
   });
 });
 
+describe('the last downtime (from the alerts heartbeat)', () => {
+  it('is in the stats and the inspector banner, with what the sender does about it', async () => {
+    const until = Date.now() - 60_000;
+    const from = until - 23 * 3_600_000;
+    log = captureLogger();
+    server = await startAdminServer(tempDir(), { token: TOKEN, logger: log.logger, admin: { lastDowntime: async () => ({ from, until }) } });
+    try {
+      const stats = (await (await api('/stats')).json()) as { last_downtime: unknown };
+      expect(stats.last_downtime).toEqual({ from: new Date(from).toISOString(), until: new Date(until).toISOString(), minutes: 23 * 60 });
+      const page = await (await fetch(`${server.url}/_podhook/?since=yesterday`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      expect(page).toContain('podhook was down for 23 h');
+      expect(page).toContain('probably disabled the webhook');
+      // A filter typed wrong is shown on the page, not answered as an error.
+      expect(page).toContain('Filter not applied: since must be an ISO 8601 date or time');
+    } finally {
+      await server.close(100);
+    }
+  });
+});
+
 describe('admin off, and a short token', () => {
   let off: RunningServer;
   beforeEach(async () => {
@@ -303,7 +314,7 @@ describe('admin off, and a short token', () => {
 
   it('answers 404 on every /_podhook route when ADMIN_TOKEN is unset, token or not', async () => {
     for (const path of ['/_podhook', '/_podhook/', '/_podhook/login', '/_podhook/api/deliveries', '/_podhook/api/export', '/_podhook/api/stats']) {
-      for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }]) {
+      for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
         const res = await fetch(`${off.url}${path}`, { headers });
         expect(res.status).toBe(404);
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
