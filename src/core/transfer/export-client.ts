@@ -75,7 +75,7 @@ export function createExportClient({ baseUrl, token, fetch: fetchImpl = fetch }:
       if (waitSeconds > 0) url.searchParams.set('wait', String(waitSeconds));
       let response: Response;
       try {
-        response = await fetchImpl(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' }, signal, redirect: 'error' });
+        response = await fetchImpl(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' }, signal, redirect: 'manual' });
       } catch (error) {
         if (signal?.aborted) throw error;
         throw new RemoteUnavailableError(`${remote} could not be reached (${networkReason(error)})`, error);
@@ -87,6 +87,12 @@ export function createExportClient({ baseUrl, token, fetch: fetchImpl = fetch }:
       if (response.status >= 500 || response.status === 429 || response.status === 408) {
         await response.body?.cancel();
         throw new RemoteUnavailableError(`${remote} answered ${response.status}`);
+      }
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel();
+        // Not followed: the token goes to the host named in --from and nowhere else.
+        const location = response.headers.get('location');
+        throw new RemoteRefusedError(`${remote} redirects the export${location ? ` to ${location.slice(0, 200)}` : ''}: give the final URL as --from (redirects are not followed)`, response.status);
       }
       if (response.status !== 200) {
         const detail = response.status === 404

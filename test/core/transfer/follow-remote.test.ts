@@ -20,7 +20,7 @@ afterEach(() => {
   for (const s of servers.splice(0)) s.close();
 });
 
-type Answer = { status: number; body?: string; cursor?: string };
+type Answer = { status: number; body?: string; cursor?: string; location?: string };
 /** A remote whose export answers from a script, one answer per request; it records what it was asked. */
 async function scriptedRemote(answers: Answer[]) {
   const asked: Array<{ query: URLSearchParams; authorization?: string; method?: string }> = [];
@@ -28,7 +28,7 @@ async function scriptedRemote(answers: Answer[]) {
     const url = new URL(req.url!, 'http://x');
     asked.push({ query: url.searchParams, authorization: req.headers.authorization, method: req.method });
     const a = answers.shift() ?? { status: 200, body: '' };
-    res.writeHead(a.status, a.cursor ? { 'x-podhook-next-cursor': a.cursor } : {});
+    res.writeHead(a.status, { ...(a.cursor ? { 'x-podhook-next-cursor': a.cursor } : {}), ...(a.location ? { location: a.location } : {}) });
     res.end(a.body ?? '');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -163,7 +163,7 @@ describe('followRemote', () => {
     }
   });
 
-  it('stops at once on a 401 and on a 404, and --once gives up after five failures in a row', async () => {
+  it('stops at once on a 401, a 404 and a redirect (never followed), and --once gives up after five failures in a row', async () => {
     const unauthorized = await scriptedRemote([{ status: 401, body: '{"error":{"code":"unauthorized"}}' }]);
     const a = setup(unauthorized.url, { once: true });
     await expect(followRemote(a.options)).rejects.toBeInstanceOf(RemoteUnauthorizedError);
@@ -173,6 +173,11 @@ describe('followRemote', () => {
     const b = setup(missing.url, { once: true });
     await expect(followRemote(b.options)).rejects.toThrow(RemoteRefusedError);
     b.close();
+    const moved = await scriptedRemote([{ status: 301, location: 'https://elsewhere.example.com/_podhook/api/export' }]);
+    const m = setup(moved.url, { once: true });
+    await expect(followRemote(m.options)).rejects.toThrow(/redirects the export to https:\/\/elsewhere\.example\.com\/_podhook\/api\/export: give the final URL/);
+    expect(moved.asked).toHaveLength(1);
+    m.close();
     const down = await scriptedRemote(Array.from({ length: 6 }, () => ({ status: 500 })));
     const c = setup(down.url, { once: true });
     await expect(followRemote(c.options)).rejects.toBeInstanceOf(RemoteUnavailableError);
