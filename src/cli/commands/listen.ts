@@ -7,12 +7,12 @@ import type { Logger } from '../../core/observability/logger.js';
 import { createExportClient, RemoteUnauthorizedError } from '../../core/transfer/export-client.js';
 import { followRemote } from '../../core/transfer/follow-remote.js';
 import { createImporter } from '../../core/transfer/import-deliveries.js';
-import { findNonPublicAddress } from '../../admin/non-public-address.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { openSqliteStore } from '../../node/sqlite-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadHandlers } from '../load-handlers.js';
+import { remoteUrl } from '../remote-url.js';
 
 /** Exit code of a listen the remote refused the token for (401). */
 export const EXIT_UNAUTHORIZED = 3;
@@ -161,27 +161,6 @@ failed handler run or a conflict, or the remote answered something retrying cann
     return once && failed + conflicts > 0 ? EXIT.failure : EXIT.ok;
   },
 });
-
-/** The remote's base URL: https, or http to this machine only (a token must not cross a network in clear). */
-function remoteUrl(value: string | undefined): URL {
-  if (value === undefined) throw new UsageError('give --from URL: the deployed podhook to follow, e.g. https://hooks.example.com');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError('--from must be an absolute URL, e.g. https://hooks.example.com');
-  }
-  if (url.username !== '' || url.password !== '') throw new UsageError('--from must not carry credentials: give the token with PODHOOK_ADMIN_TOKEN');
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:' && isLoopback(url.hostname)) return url;
-  throw new UsageError(`--from must be https:// (http:// only to 127.0.0.1, ::1 or localhost): the admin token would cross the network in clear to ${url.host}`);
-}
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  return findNonPublicAddress(host)?.label === 'loopback';
-}
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
