@@ -22,7 +22,7 @@ export const WORKER_POLL_MS = 2_000;
 export const listenCommand = defineCommand({
   name: 'listen',
   summary: 'Follow a deployed podhook\'s deliveries: store them here and run the local handlers on them.',
-  usage: 'podhook listen --from URL [--token T] [--types T,T] [--since ISO|DURATION] [--handler NAME] [--once]',
+  usage: 'podhook listen --from URL [--token T] [--types T,T] [--since ISO|DURATION] [--handler NAME] [--handlers MODULE] [--once]',
   help: `Reads the remote's GET /_podhook/api/export (its admin API: ADMIN_TOKEN set there), stores
 each delivery in DATABASE_PATH byte-exact, deduplicated on event id as \`podhook import\` does
 (status queued here, whatever it is there), and runs the local handlers on it through the
@@ -43,7 +43,7 @@ Options:
   --since WHEN      where to start the first time: ISO 8601 (2026-05-01T12:00:00Z) or a
                     duration back from now (90s, 15m, 2h, 7d); default: now. Ignored once this
                     database has a position for the remote
-  --handler NAME    run only this local handler (deliveries no other handler takes are ignored)
+  --handler NAME    run only this local handler (deliveries it does not take become ignored here)
   --handlers MODULE the handler list to use: a module exporting \`handlers\` (or a default
                     export) like handlers/index.ts (default: this project's handlers/)
   --once            fetch what is there, wait for the local handlers, exit
@@ -54,7 +54,8 @@ stderr. Reads DATABASE_PATH and the DISPATCH_* / HANDLER_TIMEOUT_MS / RETRY_* va
 
 Exit codes: 0 stopped (Ctrl-C) or --once with every handler run succeeding, 1 --once with a
 failed handler run or a conflict, or the remote answered something retrying cannot fix,
-2 bad usage (no token, http:// to a non-loopback host, a bad --since), ${EXIT_UNAUTHORIZED} the remote refused the token (401).`,
+2 bad usage (no token, http:// to a non-loopback host, a bad --since), ${EXIT_UNAUTHORIZED} the remote refused
+the token (401).`,
   options: {
     from: { type: 'string' },
     token: { type: 'string' },
