@@ -34,6 +34,12 @@ export interface FollowRemoteOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** `once`: consecutive failures before giving up (following retries for ever). */
   onceMaxAttempts?: number;
+  /**
+   * The look-back sweep: how far behind the newest delivery seen it reads again, and how often
+   * (following; `once` sweeps at its end). A row committed remotely after a later-received one
+   * was already read lies behind the cursor; only a read by time finds it. Null: no sweep.
+   */
+  sweep?: { lookbackMs: number; everyMs: number } | null;
 }
 
 /**
@@ -60,6 +66,7 @@ export async function followRemote({
   pageSize = 100,
   backoff = { baseMs: 1_000, maxMs: 30_000 },
   onceMaxAttempts = 5,
+  sweep = { lookbackMs: 10_000, everyMs: 30_000 },
 }: FollowRemoteOptions): Promise<{ resumed: boolean }> {
   const saved = await store.readListenPosition(client.remote);
   let position: ListenPosition = saved ?? { cursor: null, since };
@@ -69,6 +76,28 @@ export async function followRemote({
   const serverType = types?.length === 1 && !types[0]!.includes('*') ? types[0] : undefined;
   const wanted = (d: Delivery) => types === null || types.some((p) => patternMatches(p, d.eventType));
   let failures = 0;
+  /** The newest `received_at` read from the remote in this run: where the sweep looks back from. */
+  let newest: number | null = null;
+  let sweptAt = clock();
+
+  /** Reads the look-back window again by time and stores what the cursor passed over; best effort. */
+  const lookBack = async (upTo: number, { lookbackMs }: { lookbackMs: number }) => {
+    let cursor: string | null = null;
+    try {
+      for (;;) {
+        const page = await client.page({ cursor, since: upTo - lookbackMs, type: serverType, waitSeconds: 0, limit: pageSize, signal });
+        // Newer rows are the cursor's to read, so each is stored and reported once.
+        const rows = page.deliveries.filter((d) => d.receivedAt <= upTo && wanted(d)).map(queuedHere);
+        const results = await importDeliveries(rows);
+        const missed = rows.map((delivery, i) => ({ delivery, result: results[i]! })).filter((r) => r.result.outcome !== 'duplicate');
+        if (missed.length > 0) onStored(missed);
+        if (page.deliveries.length < pageSize || page.deliveries.at(-1)!.receivedAt > upTo || !page.next) return;
+        cursor = page.next;
+      }
+    } catch (error) {
+      if (!(error instanceof RemoteUnavailableError)) throw error; // the next sweep tries again
+    }
+  };
 
   while (!signal.aborted) {
     const wait = once ? 0 : waitSeconds;
@@ -88,6 +117,7 @@ export async function followRemote({
     }
     if (failures > 0) onRecovered();
     failures = 0;
+    for (const d of page.deliveries) newest = Math.max(newest ?? d.receivedAt, d.receivedAt);
     const rows = page.deliveries.filter(wanted).map(queuedHere);
     const results = await importDeliveries(rows);
     onStored(rows.map((delivery, i) => ({ delivery, result: results[i]! })));
@@ -96,6 +126,10 @@ export async function followRemote({
       await store.writeListenPosition(client.remote, position, clock());
     }
     if (page.deliveries.length >= pageSize) continue; // more is waiting
+    if (sweep && newest !== null && (once || clock() - sweptAt >= sweep.everyMs)) {
+      await lookBack(newest, sweep);
+      sweptAt = clock();
+    }
     if (once) break;
     // An empty page before the wait was up: the remote does not hold requests (the Worker).
     if (page.deliveries.length === 0 && clock() - asked < wait * 1000 - 1_000) await sleep(pollMs, signal);

@@ -72,9 +72,11 @@ function setup(url: string, extra: Partial<FollowRemoteOptions> = {}) {
     },
     onStored: (rows) => stored.push(...rows.map((r) => `${r.delivery.eventId.slice(-1)}:${r.result.outcome}`)),
     onRetry: (error, ms, attempt) => retries.push(`${attempt} ${ms} ${error.message}`),
+    // Off unless a test is about it: each sweep is one more request to script.
+    sweep: null,
     ...extra,
   };
-  return { store, close, options, slept, stored, retries, stop };
+  return { store, close, options, slept, stored, retries, stop, advance: (ms: number) => void (now += ms) };
 }
 
 describe('followRemote', () => {
@@ -158,6 +160,57 @@ describe('followRemote', () => {
       expect(t.stored).toEqual(['6:new']);
       expect(await t.store.get(delivery(5).eventId)).toBeNull();
       expect((await t.store.readListenPosition(`${new URL(remote.url).origin}/base`))?.cursor).toBe('c6');
+    } finally {
+      t.close();
+    }
+  });
+
+  it('sweeps the look-back window by time: a row committed after a later one was read is stored; the rest stay silent', async () => {
+    // Row 2 was received before row 3 but committed after the page with row 3 was read.
+    const remote = await scriptedRemote([
+      { status: 200, body: exportLine(delivery(1)) + exportLine(delivery(3)), cursor: 'c3' },
+      { status: 200, body: exportLine(delivery(1)) + exportLine(delivery(2)) + exportLine(delivery(3)), cursor: 'c3' },
+    ]);
+    const t = setup(remote.url, { once: true, sweep: { lookbackMs: 10_000, everyMs: 30_000 } });
+    try {
+      await followRemote(t.options);
+      expect(t.stored).toEqual(['1:new', '3:new', '2:new']);
+      const sweepAsked = remote.asked[1]!.query;
+      expect(sweepAsked.get('since')).toBe(new Date(delivery(3).receivedAt - 10_000).toISOString());
+      expect(sweepAsked.get('cursor')).toBeNull();
+      expect(await t.store.get(delivery(2).eventId)).toMatchObject({ status: 'queued' });
+      // The position stays where the cursor read: the sweep does not move it.
+      expect((await t.store.readListenPosition(`${new URL(remote.url).origin}/base`))?.cursor).toBe('c3');
+    } finally {
+      t.close();
+    }
+  });
+
+  it('following, the sweep runs once everyMs has passed, and a remote down meanwhile only skips it', async () => {
+    const remote = await scriptedRemote([
+      { status: 200, body: exportLine(delivery(1)), cursor: 'c1' },
+      { status: 200, cursor: 'c1' }, // the long poll: nothing new (the clock says 25 s went by)
+      { status: 503 }, // the sweep, skipped
+      { status: 200, body: exportLine(delivery(2)), cursor: 'c2' },
+    ]);
+    let asks = 0;
+    const t = setup(remote.url, { sweep: { lookbackMs: 10_000, everyMs: 20_000 } });
+    const client = t.options.client;
+    try {
+      await followRemote({
+        ...t.options,
+        client: {
+          remote: client.remote,
+          page: async (q) => {
+            const page = await client.page(q);
+            if (++asks === 2) t.advance(25_000);
+            return page;
+          },
+        },
+        onStored: (rows) => rows.some((r) => r.delivery.eventId === delivery(2).eventId) && t.stop.abort(),
+      });
+      expect(remote.asked.map((a) => (a.query.get('cursor') ? 'cursor' : 'since'))).toEqual(['since', 'cursor', 'since', 'cursor']);
+      expect(t.retries).toEqual([]);
     } finally {
       t.close();
     }
