@@ -132,10 +132,15 @@ describe('podhook listen: options', () => {
     expect(r.stdout).toMatch(/pod\.destroyed\s+\S+  ignored: no local handler takes this type/);
   });
 
-  it('--since in the future of every delivery stores nothing; a bad --since or --types is a usage error', async () => {
+  it('--since in the future of every delivery stores nothing, and a later --since does not apply; a bad --since or --types is a usage error', async () => {
     const l = local();
     const none = await l.listen(['--once', '--since', new Date(Date.now() + 60_000).toISOString()]);
     expect(none.code).toBe(0);
+    expect(await l.rows()).toEqual([]);
+    // That start is this database's position for the remote now: a later --since does not apply.
+    const again = await l.listen(['--once', '--since', '1h']);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('resuming after the last delivery seen from this remote (--since applies only the first time)');
     expect(await l.rows()).toEqual([]);
     expect((await l.listen(['--once', '--since', 'yesterday'])).code).toBe(2);
     expect((await l.listen(['--once', '--types', 'pod.nothing'])).code).toBe(2);

@@ -114,7 +114,7 @@ the token (401).`,
     io.stderr(`podhook listen: following ${client.remote} into ${config.databasePath}${once ? ' (--once)' : ' (Ctrl-C stops)'}\n`);
     let conflicts = 0;
     try {
-      const { resumed } = await followRemote({
+      await followRemote({
         client,
         store,
         importDeliveries: createImporter({ store, crypto: createNodeSignatureCrypto() }),
@@ -142,8 +142,10 @@ the token (401).`,
         onRecovered() {
           io.stderr(`podhook listen: ${client.remote} answers again\n`);
         },
+        onResume() {
+          if (values.since !== undefined) io.stderr('podhook listen: resuming after the last delivery seen from this remote (--since applies only the first time)\n');
+        },
       });
-      if (resumed && values.since !== undefined) io.stderr('podhook listen: resumed from the last delivery seen from this remote (--since applies only the first time)\n');
       if (once) await dispatcher.runUntilIdle();
     } catch (error) {
       if (error instanceof RemoteUnauthorizedError) {

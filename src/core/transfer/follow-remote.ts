@@ -23,6 +23,8 @@ export interface FollowRemoteOptions {
   onRetry: (error: RemoteUnavailableError, delayMs: number, attempt: number) => void;
   /** The remote answers again after `onRetry`. */
   onRecovered?: () => void;
+  /** A position was saved for this remote: `since` does not apply. */
+  onResume?: () => void;
   clock: Clock;
   /** Resolves after `ms`, or at once when `signal` aborts. */
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -59,6 +61,7 @@ export async function followRemote({
   onStored,
   onRetry,
   onRecovered = () => {},
+  onResume = () => {},
   clock,
   sleep,
   waitSeconds = 25,
@@ -72,6 +75,7 @@ export async function followRemote({
   let position: ListenPosition = saved ?? { cursor: null, since };
   // Saved at once, so a listen stopped before any delivery came starts here again, not at "now".
   if (!saved) await store.writeListenPosition(client.remote, position, clock());
+  else onResume();
   // One exact type is filtered by the remote; patterns and lists here.
   const serverType = types?.length === 1 && !types[0]!.includes('*') ? types[0] : undefined;
   const wanted = (d: Delivery) => types === null || types.some((p) => patternMatches(p, d.eventType));
