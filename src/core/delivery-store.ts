@@ -170,6 +170,8 @@ export interface ScanDeliveriesOptions {
   limit: number;
   /** `asc` (default): oldest first; `desc`: newest first. */
   order?: 'asc' | 'desc';
+  /** Only deliveries received before this time (ms). */
+  before?: number;
 }
 
 /** A delivery read from an export, with the digest of its signed content (`<t>.<body>`) computed again. */

@@ -16,7 +16,7 @@ export function deliveryTransferMethods(
   { atomic }: Pick<StoreDriver, 'atomic'>,
 ): Pick<DeliveryStore, 'scan' | 'importDeliveries' | 'leaseEvents'> {
   return {
-    async scan({ status, eventType, since, after, limit, order = 'asc' }: ScanDeliveriesOptions) {
+    async scan({ status, eventType, since, before, after, limit, order = 'asc' }: ScanDeliveriesOptions) {
       // Newest first pages backwards: strictly before `after`, in descending key order.
       const [beyond, by] = order === 'asc' ? [gt, asc] : [lt, desc];
       const rows = await db
@@ -27,6 +27,7 @@ export function deliveryTransferMethods(
             status ? eq(deliveries.status, status) : undefined,
             eventType ? eq(deliveries.eventType, eventType) : undefined,
             since !== undefined ? gte(deliveries.receivedAt, since) : undefined,
+            before !== undefined ? lt(deliveries.receivedAt, before) : undefined,
             after
               ? or(
                   beyond(deliveries.receivedAt, after.receivedAt),

@@ -44,6 +44,9 @@ export interface WorkerRuntime {
   prune(): Promise<number>;
 }
 
+/** Exports hold back deliveries younger than this: concurrent isolates may commit out of received order. */
+const WORKER_EXPORT_SETTLE_MS = 5_000;
+
 /** Web Crypto keeps no I/O, so one instance (and its imported-key cache) serves every request. */
 const signatureCrypto = createWebSignatureCrypto();
 
@@ -103,7 +106,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     admin:
       adminToken === null
         ? undefined
-        : () => createAdmin({ token: adminToken, store, router, logger: log, clock, maxWaitMs: 0, wake: () => waitUntil(drain()), ...admin }),
+        : () => createAdmin({ token: adminToken, store, router, logger: log, clock, maxWaitMs: 0, settleMs: WORKER_EXPORT_SETTLE_MS, wake: () => waitUntil(drain()), ...admin }),
   });
 
   return {

@@ -47,11 +47,14 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   api.get('/export', async (c) => {
     const { scan, waitSeconds, cursor } = parseExportQuery(c.req.query());
     const deadline = clock() + Math.min(waitSeconds * 1000, ctx.maxWaitMs);
-    let rows = await store.scan(scan);
+    // Rows received in the last settleMs are held back: a follower's cursor must never pass a
+    // delivery that commits later with an earlier received time (concurrent Worker isolates).
+    const read = () => store.scan(ctx.settleMs > 0 ? { ...scan, before: clock() - ctx.settleMs } : scan);
+    let rows = await read();
     // Long poll: nothing newer yet, so look again every pollMs until the wait is over.
     while (rows.length === 0 && clock() < deadline && !c.req.raw.signal.aborted) {
       await ctx.sleep(Math.min(ctx.pollMs, deadline - clock()));
-      rows = await store.scan(scan);
+      rows = await read();
     }
     const next = rows.length > 0 ? encodeCursor(rows.at(-1)!) : cursor;
     const headers: Record<string, string> = { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' };

@@ -11,6 +11,7 @@ export interface AdminContext {
   clock: Clock;
   auth: AdminAuth;
   maxWaitMs: number;
+  settleMs: number;
   pollMs: number;
   sleep: (ms: number) => Promise<void>;
   lastDowntime: () => Promise<Downtime | null>;

@@ -1,4 +1,7 @@
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { PodhookError } from '../../core/errors.js';
+import { describeCause, errorBody, INTERNAL_ERROR_ANSWER } from '../ingest.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { DeliveryStore } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
@@ -30,6 +33,11 @@ export interface AdminOptions {
   maxWaitMs?: number;
   /** How often a long poll looks for a newer delivery. */
   pollMs?: number;
+  /**
+   * How long after it is received a delivery may appear in an export. 0 where deliveries commit
+   * in the order they are received (one Node process); the Worker's isolates commit concurrently.
+   */
+  settleMs?: number;
   /** The pause before a refused attempt is answered; doubles per refusal in the last minute. */
   failureDelay?: { baseMs: number; maxMs: number };
   sleep?: (ms: number) => Promise<void>;
@@ -50,6 +58,7 @@ export function createAdmin({
   lastDowntime = async () => null,
   maxWaitMs = 25_000,
   pollMs = 250,
+  settleMs = 0,
   failureDelay,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
 }: AdminOptions): Hono<AdminEnv> {
@@ -69,6 +78,7 @@ export function createAdmin({
     auth,
     maxWaitMs,
     pollMs,
+    settleMs,
     sleep,
     lastDowntime,
     replay: replayIds,
@@ -91,5 +101,13 @@ export function createAdmin({
   });
   // The trailing slash makes the inspector's own page `GET /_podhook/`.
   admin.route('/_podhook/', createInspector(ctx));
+  admin.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
+  admin.onError((error, c) => {
+    if (error instanceof PodhookError) return c.json(errorBody(error.code, error.message, error.details), error.status as 400);
+    // hono/csrf refuses a cross-site form post with a 403 HTTPException.
+    if (error instanceof HTTPException && error.status === 403) return c.json(errorBody('forbidden', 'Cross-site form posts are refused.'), 403);
+    logger.error({ request_id: c.get('requestId'), err: describeCause(error) }, 'unhandled error');
+    return c.json(INTERNAL_ERROR_ANSWER.body, 500);
+  });
   return admin;
 }

@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
-import { HTTPException } from 'hono/http-exception';
 import type { Child } from 'hono/jsx';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
 import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
@@ -178,12 +177,6 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
   );
   // Cross-site form posts are refused by Origin / Sec-Fetch-Site; the session's CSRF field is checked per route.
   app.use(csrf());
-  app.onError((error, c) => {
-    if (error instanceof PodhookError) return c.json(errorBody(error.code, error.message, error.details), error.status as 400);
-    // hono/csrf refuses a cross-site form post with a 403 HTTPException.
-    if (error instanceof HTTPException && error.status === 403) return c.json(errorBody('forbidden', 'Cross-site form posts are refused.'), 403);
-    throw error;
-  });
 
   const loginPage = (c: Context<AdminEnv>, failed: boolean) =>
     c.html(

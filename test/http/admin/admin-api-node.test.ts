@@ -104,6 +104,11 @@ describe('admin API (Node)', () => {
     expect(okRecord.runs).toMatchObject([{ handler: 'recordAll', attempt: 1, outcome: 'succeeded', error: null }]);
     expect(typeof okRecord.runs[0]!.duration_ms).toBe('number');
     expect((await api('/deliveries/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    // An unknown admin route answers the JSON 404, once authenticated (401 before).
+    const unknown = await api('/nothing-here');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    expect((await api('/nothing-here', {}, null)).status).toBe(401);
   });
 
   it('exports JSON Lines oldest first with the next cursor, and long-polls for a newer delivery', async () => {

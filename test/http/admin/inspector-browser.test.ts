@@ -1,5 +1,6 @@
 // The inspector in a real browser: Debian's Chromium driven by playwright-core, against a real
 // Node server on 127.0.0.1. Screenshots go to test/.artifacts/ (gitignored) for people to look at.
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../../src/node/serve.js';
 import { failHandler, resetRecording } from '../../fixtures/recording-handlers.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
-import { signDelivery } from '../../helpers/sign.js';
+import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
+import { runCli } from '../../helpers/spawn-podhook.js';
 import { useTempDir } from '../../helpers/temp-dir.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { startAdminServer } from './admin-server.js';
@@ -48,7 +50,10 @@ describe('inspector in Chromium', () => {
       expect((await fetch(`${server!.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body })).status).toBe(200);
       return d;
     };
-    const created = await deliver('pod.created', { pod: { id: 'pod_7', name: 'web', status: 'running' } });
+    // A delivery sent the way a developer triggers one: `podhook trigger`, signed, over HTTP.
+    const created = { eventId: randomUUID() };
+    const triggered = await runCli(['trigger', 'pod.created', '--to', `${server.url}/webhooks`, '--secret', TEST_SECRET, '--id', created.eventId]);
+    expect(triggered.code, triggered.stderr).toBe(0);
     const dead = await deliver('pod.backup.failed', { pod: { id: 'pod_7' }, error: 'disk full' });
     const store = server.runtime.store;
     await waitFor(async () => (await store.get(dead.eventId))?.status === 'dead' && (await store.get(created.eventId))?.status === 'processed', 5000, 'settled');
@@ -83,7 +88,7 @@ describe('inspector in Chromium', () => {
     expect(text).toContain(created.eventId);
     expect(text).toContain('recordAll');
     expect(text).toContain('First try');
-    expect(await page.textContent('pre.body')).toContain('"name": "web"');
+    expect(await page.textContent('pre.body')).toMatch(/"pod": \{\n {4}"id": /);
 
     // Find the dead letter through the filters, open it, fix the handler, redeliver.
     await page.goto(`${server.url}/_podhook/`);
