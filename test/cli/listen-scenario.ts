@@ -80,6 +80,8 @@ export function describeListenScenario(name: string, startRemote: (dir: string, 
         const remoteBefore = await remoteRows(remote.url);
         expect(remoteBefore.map((r) => r.status).sort()).toEqual(['dead', 'processed', ...stored.map((r) => r.status as string)].sort());
 
+        // The Worker's export holds back the last seconds' deliveries: --once reads what is there.
+        await exported(remote.url, delivered);
         const first = await listenOnce(['--since', '1h']);
         expect(first.code, first.stderr).toBe(0);
         const seeded = seed.map((r) => ({ id: r.event_id, type: r.event_type, body: Buffer.from(r.body_base64, 'base64').toString('hex') }));
@@ -109,6 +111,7 @@ export function describeListenScenario(name: string, startRemote: (dir: string, 
 
         // Stopped again: the next listen starts where this one left off (no --since needed).
         delivered.push(await deliver('pod.created', '{"pod":{"id":"p4","name":"late","status":"provisioning"}}'));
+        await exported(remote.url, delivered);
         const last = await listenOnce();
         expect(last.code, last.stderr).toBe(0);
         expect(last.stdout).toContain(delivered[4]!.id);
@@ -150,6 +153,19 @@ export function describeListenScenario(name: string, startRemote: (dir: string, 
       }
     });
   });
+}
+
+/** Waits until the remote's export offers these deliveries (at once on Node; after its settle time on the Worker). */
+async function exported(url: string, deliveries: ReadonlyArray<{ id: string }>): Promise<void> {
+  const since = new Date(Date.now() - 3_600_000).toISOString();
+  await vi.waitFor(
+    async () => {
+      const res = await fetch(`${url}/_podhook/api/export?since=${since}&limit=1000`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const text = await res.text();
+      for (const d of deliveries) expect(text).toContain(d.id);
+    },
+    { timeout: 30_000, interval: 250 },
+  );
 }
 
 /** The remote's rows as its admin API lists them, oldest first. */
