@@ -31,7 +31,8 @@ stdout: the time it was stored remotely, its type, its event id, the local handl
 
 The position in each remote's export is kept in DATABASE_PATH: stopped and started again,
 listen fetches everything stored there since the last delivery it saw, then follows live (a
-Node remote long-polls: within about a second; a Worker remote is asked every ${WORKER_POLL_MS / 1000} s). The
+Node remote long-polls: within about a second; a Worker remote is asked every ${WORKER_POLL_MS / 1000} s and
+holds back its last 5 s: within about 7 s). The
 remote is only read: nothing is written there, no status changes.
 
 Options:
