@@ -30,10 +30,10 @@ dispatcher (retries, ledger and dead letters as \`podhook serve\` does). One lin
 stdout: the time it was stored remotely, its type, its event id, the local handlers' outcome.
 
 The position in each remote's export is kept in DATABASE_PATH: stopped and started again,
-listen fetches everything stored there since the last delivery it saw, then follows live (a
-Node remote long-polls: within about a second; a Worker remote is asked every ${WORKER_POLL_MS / 1000} s and
-holds back its last 5 s: within about 7 s). The
-remote is only read: nothing is written there, no status changes.
+listen fetches everything stored there since the last delivery it saw, then follows live: a
+Node remote long-polls (within about a second); a Worker remote is asked every ${WORKER_POLL_MS / 1000} s and
+holds back its last 5 s (within about 7 s). The remote is only read: nothing is written
+there, no status changes.
 
 Options:
   --from URL        the deployed podhook (https://...; http:// only to 127.0.0.1, ::1, localhost)
