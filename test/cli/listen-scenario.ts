@@ -14,7 +14,7 @@ import { openSqliteStore } from '../../src/node/sqlite-store.js';
 import type { AppendedCall } from '../fixtures/appending-handlers.js';
 import { ADMIN_TOKEN, type RemotePodhook } from '../helpers/remote-podhook.js';
 import { signDelivery } from '../helpers/sign.js';
-import { BIN, runCli, type CliResult } from '../helpers/spawn-podhook.js';
+import { BIN, runCli } from '../helpers/spawn-podhook.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 export const HANDLERS = fileURLToPath(new URL('../fixtures/appending-handlers.ts', import.meta.url));
@@ -174,5 +174,3 @@ async function remoteRows(url: string): Promise<Array<Record<string, unknown>>> 
   expect(res.status).toBe(200);
   return ((await res.json()) as { deliveries: Array<Record<string, unknown>> }).deliveries;
 }
-
-export type { CliResult };
