@@ -6,6 +6,7 @@ import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
 import { handlersCommand } from './commands/handlers.js';
 import { importCommand } from './commands/import.js';
+import { listenCommand } from './commands/listen.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
 import { secretsCommand } from './commands/secrets.js';
@@ -21,6 +22,7 @@ const COMMANDS: readonly Command[] = [
   emulateCommand,
   exportCommand,
   importCommand,
+  listenCommand,
   replayCommand,
   sendCommand,
   triggerCommand,

@@ -1,5 +1,6 @@
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult } from './delivery.js';
+import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 
 export interface ListDeliveriesOptions {
   status?: DeliveryStatus;
@@ -69,7 +70,7 @@ export interface QueueStats {
  * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
  * checked by one contract suite. All methods are async so one interface fits both drivers.
  */
-export interface DeliveryStore extends HeartbeatStore {
+export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
   /**
    * Claims each delivery atomically, all in one transaction (one commit, one sync):
    * a new event id is inserted; a stored id with the same type counts one more delivery;

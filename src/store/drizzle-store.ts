@@ -25,6 +25,7 @@ import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
 import { deliveryAdminMethods } from './delivery-admin.js';
+import { listenCursorMethods } from './listen-cursor-methods.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -205,5 +206,6 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
     ...deliveryTransferMethods(db, driver),
     ...heartbeatMethods(db),
     ...deliveryAdminMethods(db, driver),
+    ...listenCursorMethods(db),
   };
 }

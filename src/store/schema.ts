@@ -100,3 +100,16 @@ export const heartbeats = sqliteTable('heartbeats', {
   downFrom: integer('down_from'),
   downUntil: integer('down_until'),
 });
+
+/**
+ * `podhook listen`: where each followed remote's export was last read, so a listen started again
+ * fetches what was stored there meanwhile. Keyed by the remote's URL (origin and path).
+ */
+export const listenCursors = sqliteTable('listen_cursors', {
+  remote: text('remote').primaryKey(),
+  /** The remote's own `x-podhook-next-cursor` (opaque here); null until a delivery was seen. */
+  cursor: text('cursor'),
+  /** Where the first listen started (epoch ms): the start again while no delivery was seen. */
+  since: integer('since').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});

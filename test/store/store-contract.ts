@@ -410,6 +410,20 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
         expect(await store.readHeartbeat()).toEqual({ beatAt: 5_000_000, downtime: { from: 930_000, until: 5_000_000 } });
       }),
     );
+
+    it(
+      'keeps podhook listen\'s position per remote, replaced on each write',
+      withStore(async (store) => {
+        const a = 'https://hooks.example.com';
+        expect(await store.readListenPosition(a)).toBeNull();
+        await store.writeListenPosition(a, { cursor: null, since: 1000 }, 1000);
+        expect(await store.readListenPosition(a)).toEqual({ cursor: null, since: 1000 });
+        await store.writeListenPosition(a, { cursor: '2000.x', since: 1000 }, 2000);
+        await store.writeListenPosition('https://other.example.com/podhook', { cursor: '9.y', since: 5 }, 2000);
+        expect(await store.readListenPosition(a)).toEqual({ cursor: '2000.x', since: 1000 });
+        expect(await store.readListenPosition('https://other.example.com/podhook')).toEqual({ cursor: '9.y', since: 5 });
+      }),
+    );
   });
   describeAdminStoreContract(name, open);
 }

@@ -1,5 +1,6 @@
-import type { ClaimResult, ImportedDelivery } from '../../core/delivery-store.js';
+import type { Delivery } from '../../core/delivery-store.js';
 import { DELIVERY_EXPORT_FORMAT, ExportFormatError } from '../../core/transfer/delivery-export.js';
+import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';
@@ -37,13 +38,13 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
     if (positionals.length !== 1) throw new UsageError('give one export file, or - for stdin');
     const file = positionals[0]!;
     const config = parseConfig(io.env);
-    const crypto = createNodeSignatureCrypto();
     const { store, close } = openSqliteStore(config.databasePath);
+    const importDeliveries = createImporter({ store, crypto: createNodeSignatureCrypto() });
     const tally = { new: 0, duplicate: 0, conflict: 0 };
     const conflicts: string[] = [];
-    let batch: ImportedDelivery[] = [];
+    let batch: Delivery[] = [];
     const flush = async () => {
-      const results: ClaimResult[] = await store.importDeliveries(batch);
+      const results = await importDeliveries(batch);
       results.forEach((r, i) => {
         tally[r.outcome]++;
         if (r.outcome === 'conflict') conflicts.push(batch[i]!.eventId);
@@ -54,8 +55,7 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
       `${tally.new} new, ${tally.duplicate} already stored (skipped), ${tally.conflict} ${tally.conflict === 1 ? 'conflict' : 'conflicts'}`;
     try {
       for await (const delivery of readExportFile(file, io.stdin)) {
-        // The same digest the receiver keys replays on: SHA-256 of "<t>.<body>".
-        batch.push({ ...delivery, contentDigest: await crypto.digest(String(delivery.signatureT), delivery.body) });
+        batch.push(delivery);
         if (batch.length === BATCH) await flush();
       }
       await flush();
