@@ -72,5 +72,11 @@ describe('npm run dev', () => {
 
     await deliver(listening(2)!);
     await expect.poll(() => output, { timeout: 10_000, interval: 50 }).toMatch(/hello handler ran\n(?: {4}.*\n)*? {4}word: "second"/);
+
+    // A signal to npm's own pid, as a process manager sends it, stops the watcher and its server.
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    await expect(fetch(`${listening(2)}/healthz`)).rejects.toThrow();
   }, 90_000);
 });

@@ -17,10 +17,10 @@ ${FILTER_HELP}
                 FILE is refused, and a symlink is never followed
   --force       replace an existing FILE (made owner-only); a symlink is still refused
 
-Each line is one delivery, oldest first, in the ${DELIVERY_EXPORT_FORMAT} format (see the README):
+Each line is one delivery, oldest first, in the ${DELIVERY_EXPORT_FORMAT} format (docs/cli.md, section export):
 {"format":"${DELIVERY_EXPORT_FORMAT}","event_id","event_type","signature_t","received_at",
  "last_received_at","delivery_count","status","attempts","last_error","next_attempt_at",
- "processed_at","headers","body_base64"}
+ "processed_at","headers","body_base64"} and, for a quarantined delivery, "conflict_with"
 The body is base64 of the exact bytes received, so bodies that are not UTF-8 survive.
 
 Reads DATABASE_PATH (default ./data/podhook.db); works while the server runs.
