@@ -13,7 +13,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/worker/**'] },
+        test: {
+          name: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/worker/**'],
+          // One real PostgreSQL server for the run; each test file makes its own databases on it.
+          globalSetup: ['./test/postgres/postgres.global.ts'],
+        },
       },
       {
         // The Worker's tests run inside workerd (the Workers runtime), with wrangler.toml's
