@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../core/observability/logger.js';
-import type { Config } from '../core/config.js';
+import { describeStore, type Config } from '../core/config.js';
 import { createNodeListener } from './node-listener.js';
 import { createNodeRuntime, type NodeRuntime, type NodeRuntimeOptions } from './node-runtime.js';
 
@@ -25,7 +25,7 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info({ url, webhook_path: config.webhookPath, database: config.databasePath }, 'listening');
+  logger.info({ url, webhook_path: config.webhookPath, ...describeStore(config) }, 'listening');
 
   let closing: Promise<void> | undefined;
   return {

@@ -51,7 +51,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
     const limitText = values.limit ?? '50';
     if (!/^[1-9]\d{0,5}$/.test(limitText)) throw new UsageError('--limit must be a whole number from 1 to 999999');
     const config = parseConfig(io.env);
-    const { store, close } = openExistingStore(config.databasePath);
+    const { store, close } = await openExistingStore(config);
     try {
       const rows = await store.list({
         status,
@@ -67,7 +67,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
       }
       return EXIT.ok;
     } finally {
-      close();
+      await close();
     }
   },
 });

@@ -28,7 +28,7 @@ Exit codes: 0 exported, 1 no database at that path, 2 bad usage or configuration
     const filters = parseFilters(values);
     const out = values.out;
     const config = parseConfig(io.env);
-    const { store, close } = openExistingStore(config.databasePath);
+    const { store, close } = await openExistingStore(config);
     // Bodies are payload data, not secrets, but may still be private: owner-only, like the database.
     const fd = out === undefined ? undefined : openSync(out, 'w', 0o600);
     const write = fd === undefined ? io.stdout : (text: string) => void writeSync(fd, text);
@@ -47,7 +47,7 @@ Exit codes: 0 exported, 1 no database at that path, 2 bad usage or configuration
       return EXIT.ok;
     } finally {
       if (fd !== undefined) closeSync(fd);
-      close();
+      await close();
     }
   },
 });

@@ -3,7 +3,7 @@ import { DELIVERY_EXPORT_FORMAT } from '../../core/transfer/delivery-export.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { openConfiguredStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 
 /** Rows per transaction. */
@@ -37,7 +37,7 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
     const file = positionals[0]!;
     const config = parseConfig(io.env);
     const crypto = createNodeSignatureCrypto();
-    const { store, close } = openSqliteStore(config.databasePath);
+    const { store, where, close } = await openConfiguredStore(config);
     const tally = { new: 0, duplicate: 0, conflict: 0 };
     const conflicts: string[] = [];
     let batch: ImportedDelivery[] = [];
@@ -62,10 +62,10 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
       io.stderr(`podhook import: stopped: ${(error as Error).message}\nStored before that: ${report()}.\n`);
       return EXIT.failure;
     } finally {
-      close();
+      await close();
     }
     const total = tally.new + tally.duplicate + tally.conflict;
-    io.stdout(`Imported ${total} ${total === 1 ? 'record' : 'records'} into ${config.databasePath}: ${report()}.\n`);
+    io.stdout(`Imported ${total} ${total === 1 ? 'record' : 'records'} into ${where}: ${report()}.\n`);
     for (const id of conflicts) {
       io.stderr(`conflict: ${id}: its signed content is stored under another event id, or the id under another type\n`);
     }

@@ -9,8 +9,8 @@ import { ServiceError } from '../../admin/service-error.js';
 import { API_KEY_HOME, type CreatedWebhook } from '../../admin/webhook.js';
 import { EVENT_TYPES } from '../../core/events/event-types.js';
 import { createRouter } from '../../core/dispatch/router.js';
-import { parseConfig } from '../../core/config.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { describeStore, parseConfig } from '../../core/config.js';
+import { openConfiguredStore, type OpenedStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';
 
@@ -101,11 +101,11 @@ On a failure the service's x-request-id is printed, for support.`,
     const config = parseConfig(io.env);
 
     // Open the database first: the secret is shown once, so there must be somewhere to put it.
-    let opened: ReturnType<typeof openSqliteStore>;
+    let opened: OpenedStore;
     try {
-      opened = openSqliteStore(config.databasePath);
+      opened = await openConfiguredStore(config);
     } catch (error) {
-      say(`cannot open the database at ${config.databasePath} (${(error as Error).message}). Nothing was sent.`);
+      say(`cannot open the database at ${describeStore(config).database} (${(error as Error).message}). Nothing was sent.`);
       return EXIT.usage;
     }
     try {
@@ -140,9 +140,9 @@ On a failure the service's x-request-id is printed, for support.`,
           fingerprint,
           createdAt: Date.now(),
         });
-        kept.push(`stored in ${config.databasePath} as fingerprint ${fingerprint}: the running receiver accepts it now`);
+        kept.push(`stored in ${opened.where} as fingerprint ${fingerprint}: the running receiver accepts it now`);
       } catch (error) {
-        problems.push(`the secret could not be stored in ${config.databasePath} (${(error as Error).message})`);
+        problems.push(`the secret could not be stored in ${opened.where} (${(error as Error).message})`);
       }
       if (secretFile !== undefined) {
         try {
@@ -170,7 +170,7 @@ On a failure the service's x-request-id is printed, for support.`,
       }
       return EXIT.ok;
     } finally {
-      opened.close();
+      await opened.close();
     }
   },
 });

@@ -58,7 +58,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     }
     const dryRun = values['dry-run'] === true;
     const config = parseConfig(io.env);
-    const { store, close } = openExistingStore(config.databasePath);
+    const { store, close } = await openExistingStore(config);
     const replayer = createReplayer({
       store,
       router: createRouter(handlers),
@@ -90,7 +90,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
         io.stdout(`${head(delivery)}  ${describe(delivery, result)}\n`);
       }
     } finally {
-      close();
+      await close();
     }
     io.stdout(`${summary(tally, runs, dryRun)}\n`);
     return tally.failed + tally.busy + tally.missing > 0 ? EXIT.failure : EXIT.ok;
