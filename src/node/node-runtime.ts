@@ -79,7 +79,13 @@ export function createNodeRuntime({
 }: NodeRuntimeOptions): NodeRuntime {
   // DATABASE_URL wins over DATABASE_PATH: PostgreSQL shared by replicas, else the SQLite file.
   const postgres: PostgresBackend | undefined = config.databaseUrl
-    ? startPostgresBackend({ url: config.databaseUrl, logger, schedule: setImmediate })
+    ? startPostgresBackend({
+        url: config.databaseUrl,
+        logger,
+        schedule: setImmediate,
+        // Idle replicas wake on NOTIFY; DISPATCH_POLL_MS remains the fallback and finds retries coming due.
+        onWork: config.dispatch.enabled ? () => dispatcher.wake() : undefined,
+      })
     : undefined;
   const database = postgres ? undefined : openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: writes waiting when the event loop turns share one transaction and one sync.

@@ -5,6 +5,8 @@ import type { Logger } from '../core/observability/logger.js';
 import { createPostgresStore } from '../store/postgres/postgres-store.js';
 import { scrubPassword } from './open-store.js';
 import { openPostgres } from './postgres-database.js';
+import { startWorkListener } from '../store/postgres/work-listener.js';
+import pg from 'pg';
 
 export interface PostgresBackendOptions {
   url: string;
@@ -14,6 +16,8 @@ export interface PostgresBackendOptions {
   /** Backoff between attempts to reach and migrate the database: doubling from `firstRetryMs` up to `maxRetryMs`. */
   firstRetryMs?: number;
   maxRetryMs?: number;
+  /** Called when another replica (or this one) commits new work no dispatcher holds (LISTEN/NOTIFY). */
+  onWork?: () => void;
 }
 
 export interface PostgresBackend {
@@ -29,12 +33,13 @@ export interface PostgresBackend {
  * database (and migrate it, under the advisory lock) with backoff. Until then /readyz and ingest
  * answer 503, so nothing is acknowledged that is not committed.
  */
-export function startPostgresBackend({ url, logger, schedule, firstRetryMs = 250, maxRetryMs = 5000 }: PostgresBackendOptions): PostgresBackend {
+export function startPostgresBackend({ url, logger, schedule, firstRetryMs = 250, maxRetryMs = 5000, onWork }: PostgresBackendOptions): PostgresBackend {
   const scrub = (error: unknown) => scrubPassword((error as Error).message ?? String(error), url);
   const opened = openPostgres(url, { onError: (error) => logger.warn({ err: scrub(error) }, 'PostgreSQL connection lost') });
   const inner = createPostgresStore(opened.db, { schedule });
   const { database } = describeStore({ databaseUrl: url, databasePath: '' });
   let reached = false;
+  let listener: { stop(): Promise<void> } | undefined;
   let stopped = false;
   let wakeSleep: (() => void) | undefined;
   const ready = (async () => {
@@ -42,6 +47,13 @@ export function startPostgresBackend({ url, logger, schedule, firstRetryMs = 250
       try {
         await opened.migrate();
         reached = true;
+        if (onWork) {
+          listener = startWorkListener({
+            connect: () => new pg.Client({ connectionString: url }),
+            onWork,
+            onError: (error) => logger.warn({ err: scrub(error) }, 'PostgreSQL LISTEN connection lost'),
+          });
+        }
         logger.info({ store: 'postgres', database }, 'store ready');
         return;
       } catch (error) {
@@ -68,6 +80,7 @@ export function startPostgresBackend({ url, logger, schedule, firstRetryMs = 250
       stopped = true;
       wakeSleep?.();
       await ready;
+      await listener?.stop();
       await opened.close();
     },
   };

@@ -80,6 +80,25 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
     expect((await store.list({ limit: 100 })).length).toBe(10);
   });
 
+  it('wakes an idle replica through LISTEN/NOTIFY when another replica stores work (its poll is an hour)', async () => {
+    const url = await freshDatabaseUrl();
+    const ingestOnly = await serve({ DATABASE_URL: url, DISPATCHER: 'off' });
+    const worker = await serve({ DATABASE_URL: url, DISPATCH_POLL_MS: '3600000' });
+    await vi.waitFor(async () => {
+      expect((await fetch(`${ingestOnly.url}/readyz`)).status).toBe(200);
+      expect((await fetch(`${worker.url}/readyz`)).status).toBe(200);
+      expect(worker.output()).toContain('store ready');
+    }, { timeout: 15_000 });
+    const store = await openStore(url);
+    for (let i = 0; i < 3; i++) {
+      const d = now();
+      expect((await post(ingestOnly.url, d)).status).toBe(200);
+      await vi.waitFor(async () => expect(await store.get(d.eventId)).toMatchObject({ status: 'processed' }), { timeout: 10_000, interval: 50 });
+    }
+    expect(worker.output().match(/"recorded":true/g)).toHaveLength(3);
+    expect(ingestOnly.output()).not.toContain('"recorded":true');
+  });
+
   it('accepts a secret added with `podhook secrets add` on a running replica without a restart', async () => {
     const url = await freshDatabaseUrl();
     const server = await serve({ DATABASE_URL: url });

@@ -5,14 +5,19 @@
  * there (a status, a lease column, a claim id) is added to the matching list here.
  */
 
+/** Wakes idle replicas when new work is committed (the dispatcher also polls, for retries coming due). */
+export const WORK_CHANNEL = 'podhook_work';
+
 /**
  * One multi-row insert per group-committed batch. `ON CONFLICT DO NOTHING` covers the id and the
  * signed content; a copy another replica inserts at the same moment waits for that commit, then
- * is skipped, so one event id is `new` once across replicas.
+ * is skipped, so one event id is `new` once across replicas. A new row no dispatcher has leased
+ * yet wakes idle replicas (NOTIFY, sent at commit, at most once per transaction).
  */
 export const CLAIM_INSERT = {
   name: 'podhook_claim_insert',
-  text: `insert into deliveries
+  text: `with ins as (
+insert into deliveries
   (event_id, event_type, signature_t, content_digest, body, headers, received_at, last_received_at,
    status, last_error, next_attempt_at, lease_owner, lease_until)
 select i.event_id, i.event_type, i.signature_t, i.content_digest, i.body, i.headers, i.received_at, i.received_at,
@@ -23,7 +28,11 @@ from unnest($1::text[], $2::text[], $3::int8[], $4::bytea[], $5::bytea[], $6::te
        status, last_error, next_attempt_at, lease_owner, lease_until, ord)
 order by i.ord
 on conflict do nothing
-returning event_id, content_digest`,
+returning event_id, content_digest, lease_owner, status
+), wake as (
+  select pg_notify('${WORK_CHANNEL}', '') from (select 1 from ins where lease_owner is null and status = 'queued' limit 1) as due
+)
+select ins.event_id, ins.content_digest from ins left join wake on true`,
 };
 
 /** Counts the copies of stored ids (same type only): `n` more deliveries per id, the last one's time kept. */
@@ -76,6 +85,3 @@ where r.event_id in (select event_id from done)
 on conflict (event_id, handler) do update
 set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, updated_at = excluded.updated_at`,
 };
-
-/** Wakes idle replicas when new work is committed (the dispatcher also polls slowly). */
-export const WORK_CHANNEL = 'podhook_work';

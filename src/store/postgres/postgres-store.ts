@@ -6,7 +6,7 @@ import type { ClaimResult, DeliveryStore } from '../../core/delivery-store.js';
 import type { NewDelivery } from '../../core/delivery.js';
 import { deliveryFilters, downtimeColumns, fromSecretRow, heartbeatRecord, importedRow, importResult, secretMatch, secretRow } from '../row-values.js';
 import { claimParams, outcomeParams, toDelivery } from '../statements.js';
-import { CLAIM_BUMP, CLAIM_INSERT, COMPLETE_DISPATCH, LEASE_DUE, WORK_CHANNEL } from './hot-statements.js';
+import { CLAIM_BUMP, CLAIM_INSERT, COMPLETE_DISPATCH, LEASE_DUE } from './hot-statements.js';
 import * as schema from './schema.js';
 
 const { deliveries, handlerRuns, webhookSecrets, heartbeats } = schema;
@@ -138,11 +138,7 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
     : (batch: readonly NewDelivery[]) => claimRows(pool, batch);
 
   return {
-    async claim(batch) {
-      const results = await claim(batch);
-      if (results.some((r) => r.outcome === 'new')) void pool.query(`notify ${WORK_CHANNEL}`).catch(() => {});
-      return results;
-    },
+    claim,
     async get(eventId) {
       const [row] = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
       return row ? toDelivery(row) : null;
