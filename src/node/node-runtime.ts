@@ -200,17 +200,18 @@ export function createNodeRuntime({
     alerts,
     lastDowntime: () => heartbeat.lastDowntime(),
     startBackground() {
-      // At start (once the store is reachable): how long was the receiver down?
-      void (postgres?.ready ?? Promise.resolve()).then(() => {
+      const start = () => {
         if (closed) return;
-        beat();
-        if (d.enabled) dispatcher.wake();
-      });
-      timers.push(setInterval(beat, HEARTBEAT_EVERY_MS).unref());
-      if (d.enabled) {
-        dispatcher.wake(); // whatever a previous process left queued or due
-        timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
-      }
+        beat(); // at start: how long was the receiver down?
+        timers.push(setInterval(beat, HEARTBEAT_EVERY_MS).unref());
+        if (d.enabled) {
+          dispatcher.wake(); // whatever a previous process left queued or due
+          timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
+        }
+      };
+      // On PostgreSQL the heartbeat and the poll wait until the store is reached (no error lines meanwhile).
+      if (postgres) void postgres.ready.then(start);
+      else start();
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
       if (database && config.databasePath !== ':memory:') {

@@ -53,7 +53,8 @@ export function openPostgres(url: string, { max = 10, connectionTimeoutMs = 5000
 
 /** Opens the pool, migrates, and returns the store (the CLI tools: one attempt, errors surface). */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<{ store: DeliveryStore; close(): Promise<void> }> {
-  const opened = openPostgres(url, { max: 4 });
+  // A one-shot tool: a dropped idle connection surfaces on its next query, not as a crash.
+  const opened = openPostgres(url, { max: 4, onError: () => {} });
   try {
     await opened.migrate();
   } catch (error) {

@@ -9,6 +9,7 @@ import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.
 import { runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 
 const RECORDING = fileURLToPath(new URL('../fixtures/recording-handlers.ts', import.meta.url));
+const STALLING = fileURLToPath(new URL('../fixtures/stalling-handlers.ts', import.meta.url));
 const running: ServerProcess[] = [];
 const cleanups: (() => Promise<unknown> | void)[] = [];
 
@@ -56,6 +57,8 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
     const store = await openStore(url);
     await vi.waitFor(async () => expect(await store.get(d.eventId)).toMatchObject({ status: 'processed', deliveryCount: 2 }), { timeout: 10_000 });
     // The handler ran once for the two copies (a first success leaves no ledger rows).
+    // Log lines reach the pipe a moment after the row commits.
+    await vi.waitFor(() => expect(server.output()).toContain('"recorded":true'), { timeout: 5000 });
     expect(server.output().match(/"recorded":true/g)).toHaveLength(1);
     expect(await store.get(d.eventId)).toMatchObject({ attempts: 1 });
     expect(server.output()).not.toContain(passwordOf(url));
@@ -95,8 +98,26 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
       expect((await post(ingestOnly.url, d)).status).toBe(200);
       await vi.waitFor(async () => expect(await store.get(d.eventId)).toMatchObject({ status: 'processed' }), { timeout: 10_000, interval: 50 });
     }
-    expect(worker.output().match(/"recorded":true/g)).toHaveLength(3);
+    await vi.waitFor(() => expect(worker.output().match(/"recorded":true/g)).toHaveLength(3), { timeout: 5000 });
     expect(ingestOnly.output()).not.toContain('"recorded":true');
+  });
+
+  it('runs on a live replica the work of one killed with SIGKILL mid-handler, once its lease runs out', async () => {
+    const url = await freshDatabaseUrl();
+    // Lease = handler timeout + 5 s: a short timeout keeps the test short.
+    const stuck = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', STALL_HANDLERS: '1' }, ['--handlers', STALLING]);
+    const live = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', DISPATCH_POLL_MS: '100' }, ['--handlers', STALLING]);
+    await vi.waitFor(async () => expect((await fetch(`${stuck.url}/readyz`)).status).toBe(200), { timeout: 15_000 });
+    const d = now();
+    expect((await post(stuck.url, d)).status).toBe(200);
+    await vi.waitFor(() => expect(stuck.output()).toContain(`"stalled":"${d.eventId}"`), { timeout: 10_000 });
+    stuck.child.kill('SIGKILL');
+    await once(stuck.child, 'close');
+    const store = await openStore(url);
+    await vi.waitFor(async () => expect(await store.get(d.eventId)).toMatchObject({ status: 'processed' }), { timeout: 20_000, interval: 100 });
+    // Log lines reach the pipe a moment after the row commits.
+    await vi.waitFor(() => expect(live.output()).toContain(`"recorded":"${d.eventId}"`), { timeout: 5000 });
+    expect(live.output().split(`"recorded":"${d.eventId}"`)).toHaveLength(2);
   });
 
   it('accepts a secret added with `podhook secrets add` on a running replica without a restart', async () => {
