@@ -2,7 +2,16 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** The package's own name, as tsconfig.json's paths map it: handlers import from 'podhook'. */
+export const podhookAliases = [
+  { find: /^podhook$/, replacement: here('./src/index.ts') },
+  { find: /^podhook\/testing$/, replacement: here('./src/testing/index.ts') },
+];
+
 export default defineConfig({
+  resolve: { alias: podhookAliases },
   test: {
     testTimeout: 20_000,
     // Log lines (the Worker's console logger among them) are shown for failing tests only.
@@ -15,7 +24,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'node',
-          include: ['test/**/*.test.ts'],
+          // handlers/**/*.test.ts: the team's own handler tests run in `npm test` too.
+          include: ['test/**/*.test.ts', 'handlers/**/*.test.ts'],
           exclude: ['test/worker/**'],
           // One real PostgreSQL server for the run; each test file makes its own databases on it.
           globalSetup: ['./test/postgres/postgres.global.ts'],
@@ -24,17 +34,18 @@ export default defineConfig({
       {
         // The Worker's tests run inside workerd (the Workers runtime), with wrangler.toml's
         // compatibility date, flags, vars and D1 binding, plus one D1 database per test file.
+        // The entry serves a fixture registry: podhook's tests never load handlers/.
         extends: true,
         plugins: [
           cloudflareTest(async () => ({
-            main: './src/worker/index.ts',
+            main: './test/worker/fixture-entry.ts',
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               d1Databases: { DB: 'podhook', CONTRACT_DB: 'podhook-contract', STORE_DB: 'podhook-store' },
               bindings: {
                 SVC_WEBHOOK_SECRET: 'whsec_test_3f9a1c0b7d2e4a58',
                 // The same drizzle/ migrations wrangler applies, for test/worker/apply-migrations.ts.
-                TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL('./drizzle', import.meta.url))),
+                TEST_MIGRATIONS: await readD1Migrations(here('./drizzle')),
               },
             },
           })),

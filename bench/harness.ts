@@ -33,7 +33,8 @@ export interface Running {
  */
 export function podhookArgs(...extra: string[]): string[] {
   const start = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const words = start.split('&&').at(-1)!.trim().split(/\s+/);
+  // `exec` makes the shell become node, so signals sent to `npm start` reach the server.
+  const words = start.split('&&').at(-1)!.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (words[0] !== 'node') throw new Error(`package.json's start command does not end in a node command: ${start}`);
   const args = words.slice(1);
   const script = args.findIndex((w) => !w.startsWith('-'));
@@ -146,10 +147,13 @@ export function load(options: LoadOptions): LoadResult {
   return JSON.parse(result.stdout) as LoadResult;
 }
 
-/** CPU time (user + system) a process has used, in ms (from /proc/<pid>/stat, 100 Hz ticks). */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+/**
+ * A full-load burst against a running target, with the server's CPU read by the client over
+ * the measured phase only: CPU per request (µs) beside the client's result.
+ */
+export function burst(r: Running, options: Omit<LoadOptions, 'url' | 'secret' | 'serverPid'>): LoadResult & { cpuUsPerRequest: number } {
+  const result = load({ url: r.url, secret: SECRET, serverPid: r.child.pid!, ...options });
+  return { ...result, cpuUsPerRequest: Math.round(((result.serverCpuMs ?? 0) * 1000) / Math.max(1, result.sent)) };
 }
 
 /** Peak resident memory of a process (VmHWM), in MB. */

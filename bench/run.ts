@@ -4,6 +4,10 @@
  * Every target runs as its own process pinned to core 0 (`taskset`), the load client to core 1.
  * Rounds alternate short bursts across targets, and the median of each figure is reported with
  * the ratios podhook/limit and podhook/peer, since absolute figures wander on this shared host.
+ * Each full-load burst also reads the server's CPU over the burst: a target below 90% of a core
+ * is not at its limit (the client, the host or its own waits set the pace), so the run prints a
+ * warning and latest.json says so (`saturated`, `unsaturated_targets`, each target's
+ * `saturation`), and a ratio against it is not a ratio of limits.
  * A second series (bench/table-series.ts) measures throughput with 0, 100k and 1M rows stored
  * and a 1M-row retention prune under load. Writes bench/results/latest.json.
  *
@@ -15,7 +19,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  cpuMs,
+  burst,
   cpuTimes,
   handlerLag,
   load,
@@ -59,8 +63,8 @@ const DEFAULT_TARGETS = quick
   : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc'];
 
 const ROUNDS = quick ? 2 : 5;
-const BURST_MS = quick ? 2000 : 4000;
-const RATE_MS = quick ? 2000 : 4000;
+const BURST_MS = quick ? 1500 : 4000;
+const RATE_MS = quick ? 1000 : 4000;
 const CONCURRENCY = 32;
 const FIXED_RATE = 1000;
 
@@ -93,8 +97,8 @@ async function mainSeries() {
   const running: Running[] = [];
   try {
     for (const spec of targets) running.push(await startTarget(spec, join(dir, `${spec.name}.db`)));
-    // Warm-up: JIT, SQLite page cache, connection pools.
-    for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: CONCURRENCY });
+    // Warm-up: JIT, SQLite page cache, connection pools (--quick: each burst's own warm-up only).
+    if (!quick) for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: CONCURRENCY });
 
     const samples = new Map<string, { max: LoadResult[]; rate: LoadResult[]; cpuUsPerReq: number[] }>();
     for (const r of running) samples.set(r.spec.name, { max: [], rate: [], cpuUsPerReq: [] });
@@ -103,11 +107,10 @@ async function mainSeries() {
       const order = round % 2 === 0 ? running : [...running].reverse();
       for (const r of order) {
         const s = samples.get(r.spec.name)!;
-        const cpuBefore = cpuMs(r.child.pid!);
-        const result = load({ url: r.url, secret: SECRET, durationMs: BURST_MS, concurrency: CONCURRENCY });
+        const result = burst(r, { durationMs: BURST_MS, concurrency: CONCURRENCY });
         // Server CPU per request: steadier than req/s on a shared host (another tenant's load
         // lowers throughput, not the work one request costs). Includes background dispatch.
-        s.cpuUsPerReq.push(Math.round(((cpuMs(r.child.pid!) - cpuBefore) * 1000) / Math.max(1, result.sent)));
+        s.cpuUsPerReq.push(result.cpuUsPerRequest);
         s.max.push(result);
       }
       for (const r of order) {
@@ -132,10 +135,12 @@ async function mainSeries() {
         peak_rss_mb: peakRssMb(r.child.pid!),
         non_200: failed,
         rounds_rps: s.max.map((x) => x.rps),
+        saturation: saturationOf(s.max),
         // podhook only: receipt → handler start, over every burst of the run (from /metrics).
         ...(r.spec.name.startsWith('podhook') && !r.spec.env?.DISPATCHER ? { handler_lag: await handlerLag(r.port) } : {}),
       };
     }
+    const unsaturated = Object.entries(results).filter(([, v]) => !(v as { saturation: Saturation }).saturation.saturated);
     const fig = (name: string) => results[name] as { rps: number } | undefined;
     const ratio = (a?: { rps: number }, b?: { rps: number }) => (a && b && b.rps ? Math.round((a.rps / b.rps) * 1000) / 1000 : null);
     const report = {
@@ -143,6 +148,10 @@ async function mainSeries() {
       machine: { cpus: cpus().length, model: cpus()[0]?.model, pinned: twoCores, node: process.version },
       settings: { rounds: ROUNDS, burst_ms: BURST_MS, concurrency: CONCURRENCY, body_bytes: 1024, fixed_rate: FIXED_RATE, quick },
       steal_percent: stealPercent(stealBefore, cpuTimes()),
+      // False when any target's server used less than SATURATED of a core at full load: its
+      // req/s is then not its limit (see each target's `saturation`).
+      saturated: unsaturated.length === 0,
+      unsaturated_targets: unsaturated.map(([name]) => name),
       targets: results,
       ratios: {
         podhook_vs_limit: ratio(fig('podhook'), fig('limit')),
@@ -152,18 +161,79 @@ async function mainSeries() {
     mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
     writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(report, null, 2)}\n`);
     printTable(report);
+    for (const [name, v] of unsaturated) warnUnsaturated(name, (v as { saturation: Saturation }).saturation);
   } finally {
     for (const r of running) r.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** A server at full load should use at least this share of its core, or its req/s is not its limit. */
+const SATURATED = 0.9;
+
+interface Saturation {
+  /** Median over the full-load bursts: the server process's CPU time per wall time (1 = one core). */
+  server_cpu_share: number;
+  /** The server's main thread on a CPU, and waiting for one while another process had it. */
+  main_thread_on_cpu: number;
+  main_thread_waiting_for_cpu: number;
+  client_cpu_share: number;
+  client_waiting_for_cpu: number;
+  /** The load client's own CPU per request: below the server's, the client can outpace it. */
+  client_cpu_us_per_request: number;
+  saturated: boolean;
+  /** When not saturated: who set the pace instead. */
+  limited_by?: 'host' | 'client' | 'server_waits';
+}
+
+/**
+ * Whether the server was the bottleneck during its full-load bursts. Below SATURATED, the
+ * cause: the client using its whole core; else the server or the client ready to run but
+ * without a CPU for more than the margin (other work on the host); else the server waited
+ * (fsync, I/O, too few requests in flight).
+ */
+function saturationOf(bursts: LoadResult[]): Saturation {
+  const m = (f: (x: LoadResult) => number) => round(median(bursts.map(f)));
+  const sat: Saturation = {
+    server_cpu_share: m((x) => x.serverCpuShare ?? 0),
+    main_thread_on_cpu: m((x) => x.serverMainThread?.onCpu ?? 0),
+    main_thread_waiting_for_cpu: m((x) => x.serverMainThread?.waitingForCpu ?? 0),
+    client_cpu_share: m((x) => x.clientCpuShare),
+    client_waiting_for_cpu: m((x) => x.clientWaitingForCpu),
+    client_cpu_us_per_request: m((x) => (x.clientCpuShare * x.elapsedMs * 1000) / Math.max(1, x.sent)),
+    saturated: false,
+  };
+  sat.saturated = sat.server_cpu_share >= SATURATED;
+  if (!sat.saturated) {
+    const lostToHost = 1 - SATURATED;
+    if (sat.client_cpu_share >= SATURATED) sat.limited_by = 'client';
+    else if (sat.main_thread_waiting_for_cpu >= lostToHost || sat.client_waiting_for_cpu >= lostToHost) sat.limited_by = 'host';
+    else sat.limited_by = 'server_waits';
+  }
+  return sat;
+}
+
+function warnUnsaturated(name: string, s: Saturation) {
+  const why = {
+    host: 'the server or the load client was ready to run but other processes had the CPU (a busy host: rerun when it is quiet)',
+    client: 'the load client used its whole core: the client, not the server, set the pace',
+    server_waits: 'it waited on something other than CPU (fsync, I/O) or had too few requests in flight',
+  }[s.limited_by!];
+  const pct = (x: number) => `${Math.round(x * 100)}%`;
+  console.warn(
+    `WARNING: ${name} used ${pct(s.server_cpu_share)} of a core at full load (< ${pct(SATURATED)}): its req/s is not its CPU limit; ${why}. ` +
+      `(server main thread on CPU ${pct(s.main_thread_on_cpu)}, waiting for a CPU ${pct(s.main_thread_waiting_for_cpu)}; ` +
+      `client on CPU ${pct(s.client_cpu_share)}, waiting ${pct(s.client_waiting_for_cpu)}, ${s.client_cpu_us_per_request} µs/request)`,
+  );
+}
+
 function printTable(report: { targets: Record<string, unknown>; ratios: Record<string, number | null>; steal_percent: number }) {
   const rows = Object.entries(report.targets).map(([name, v]) => {
     const f = v as Record<string, number>;
-    return [name, f.rps, f.p50_ms, f.p99_ms, f.max_ms, f.fixed_rate_p99_ms, f.server_cpu_us_per_request, f.peak_rss_mb, f.non_200].map(String);
+    const share = (v as { saturation: Saturation }).saturation.server_cpu_share;
+    return [name, f.rps, f.p50_ms, f.p99_ms, f.max_ms, f.fixed_rate_p99_ms, f.server_cpu_us_per_request, share, f.peak_rss_mb, f.non_200].map(String);
   });
-  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99@1k/s', 'cpu µs/req', 'RSS MB', 'non-200'];
+  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99@1k/s', 'cpu µs/req', 'cpu share', 'RSS MB', 'non-200'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   console.log([line(head), ...rows.map(line)].join('\n'));

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/node/open-database.js';
 import { eventBody } from './load-client.js';
-import { cpuMs, load, median, podhookArgs, startTarget, SECRET, type Running } from './harness.js';
+import { burst, load, median, podhookArgs, startTarget, SECRET, type Running } from './harness.js';
 
 /** Fills a fresh podhook database with `rows` processed deliveries received at `receivedAt`. */
 export function seedDatabase(path: string, rows: number, receivedAt: number): void {
@@ -69,10 +69,9 @@ export async function runTableSeries({ sizes, rounds, burstMs, pruneRows, pruneL
     const cpu = new Map<string, number[]>(running.map((r) => [r.spec.name, []]));
     for (let round = 0; round < rounds; round++) {
       for (const r of round % 2 ? [...running].reverse() : running) {
-        const before = cpuMs(r.child.pid!);
-        const result = load({ url: r.url, secret: SECRET, durationMs: burstMs, concurrency: 32 });
+        const result = burst(r, { durationMs: burstMs, concurrency: 32 });
         rps.get(r.spec.name)!.push(result.rps);
-        cpu.get(r.spec.name)!.push(Math.round(((cpuMs(r.child.pid!) - before) * 1000) / Math.max(1, result.sent)));
+        cpu.get(r.spec.name)!.push(result.cpuUsPerRequest);
       }
       log(`table round ${round + 1}/${rounds} done`);
     }

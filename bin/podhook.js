@@ -3,6 +3,7 @@
 // edits to handlers/ take effect without a build; an installed image (no src/, no tsx) runs
 // the compiled dist/.
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const root = new URL('../', import.meta.url);
 const source = new URL('src/cli/main.ts', root);
@@ -12,7 +13,8 @@ let entry = compiled;
 if (existsSync(source)) {
   try {
     const { register } = await import('tsx/esm/api');
-    register();
+    // tsconfig.json's paths map `podhook` and `podhook/testing` to src/, whatever the cwd.
+    register({ tsconfig: fileURLToPath(new URL('tsconfig.json', root)) });
     entry = source;
   } catch {
     if (!existsSync(compiled)) {

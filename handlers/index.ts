@@ -1,6 +1,7 @@
 // The handler registry: every module listed explicitly (no directory scanning at run time), so
-// Node and bundlers for the edge worker load the same set. Add your own modules here.
-import type { HandlerDefinition } from '../src/index.js';
+// Node and bundlers for the edge worker load the same set. Add your own modules here. The 11
+// modules below are examples that log one line each: edit or delete them (docs/handlers.md).
+import type { HandlerDefinition } from 'podhook';
 import podActionQueued from './pod-action-queued.js';
 import podActive from './pod-active.js';
 import podBackupCompleted from './pod-backup-completed.js';

@@ -1,4 +1,4 @@
-import { defineHandler } from '../src/index.js';
+import { defineHandler } from 'podhook';
 import { field, podFields } from './_fields.js';
 
 /** `pod.action.queued`: a pod action (restart, stop, redeploy, update, diagnose, logs) was queued; it applies on the pod's next check-in, within about 60 s. */

@@ -1,4 +1,4 @@
-import { defineHandler } from '../src/index.js';
+import { defineHandler } from 'podhook';
 import { field, podFields } from './_fields.js';
 
 /** `pod.backup.failed`: a backup of the pod failed; the last good backup is older than you think. */

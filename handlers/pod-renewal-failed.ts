@@ -1,4 +1,4 @@
-import { defineHandler } from '../src/index.js';
+import { defineHandler } from 'podhook';
 import { field, podFields } from './_fields.js';
 
 /** `pod.renewal_failed`: renewal failed: the pod expires unless payment is fixed. */

@@ -1,4 +1,4 @@
-import { defineHandler } from '../src/index.js';
+import { defineHandler } from 'podhook';
 import { field, podFields } from './_fields.js';
 
 /** `pod.status.changed`: the pod's status changed. */

@@ -13,5 +13,5 @@ unset CLOUDFLARE_API_TOKEN || true
 if [ ! -f .dev.vars ]; then
   echo "dev:worker: no .dev.vars: deliveries get 503 until SVC_WEBHOOK_SECRET is set (cp .dev.vars.example .dev.vars)" >&2
 fi
-npx wrangler d1 migrations apply DB --local
-exec npx wrangler dev --local --test-scheduled ${PORT:+--port "$PORT"} "$@"
+./node_modules/.bin/wrangler d1 migrations apply DB --local
+exec ./node_modules/.bin/wrangler dev --local --test-scheduled ${PORT:+--port "$PORT"} "$@"

@@ -4,7 +4,9 @@ import { EXIT, UsageError, type Command, type CommandIo } from './command.js';
 import { deliveriesCommand } from './commands/deliveries.js';
 import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
+import { handlersCommand } from './commands/handlers.js';
 import { importCommand } from './commands/import.js';
+import { listenCommand } from './commands/listen.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
 import { secretsCommand } from './commands/secrets.js';
@@ -20,9 +22,11 @@ const COMMANDS: readonly Command[] = [
   emulateCommand,
   exportCommand,
   importCommand,
+  listenCommand,
   replayCommand,
   sendCommand,
   triggerCommand,
+  handlersCommand,
 ];
 
 function overview(): string {

@@ -16,6 +16,12 @@ const integer = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
+/** The shortest admin token accepted: long enough that guessing it online is hopeless. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/** Variables whose values never appear in an error message. */
+const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN', 'METRICS_TOKEN']);
+
 const ConfigSchema = z.object({
   PORT: optional(integer(0, 65535)),
   HOST: optional(z.string().min(1)),
@@ -42,10 +48,20 @@ const ConfigSchema = z.object({
   })),
   ALERT_DOWNTIME_MINUTES: optional(integer(1, 10_080)),
   ALERT_MIN_INTERVAL_MINUTES: optional(integer(1, 1440)),
+  METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+  MAX_CONNECTIONS: optional(integer(1, 1_000_000)),
+  MAX_INFLIGHT_BODY_BYTES: optional(integer(1024, 4 * 1024 * 1024 * 1024)),
+  HEADERS_TIMEOUT_MS: optional(integer(100, 600_000)),
+  REQUEST_TIMEOUT_MS: optional(integer(100, 3_600_000)),
+  KEEP_ALIVE_TIMEOUT_MS: optional(integer(100, 600_000)),
+  SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
+  ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
 });
 
 /** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
-const UNSHOWN = new Set(['SVC_WEBHOOK_SECRET', 'ALERT_WEBHOOK_URL', 'DATABASE_URL']);
+const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL', 'DATABASE_URL']);
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** The receiver's configuration, from the environment, with defaults applied. */
 export interface Config {
@@ -60,6 +76,8 @@ export interface Config {
   maxBodyBytes: number;
   logLevel: (typeof LOG_LEVELS)[number];
   retentionDays: number;
+  /** On SIGTERM/SIGINT: how long in-flight requests and handlers get to finish. */
+  shutdownGraceMs: number;
   dispatch: {
     /** `off` runs ingest only (another process dispatches from the same file). */
     enabled: boolean;
@@ -77,6 +95,23 @@ export interface Config {
     downtimeMinutes: number;
     /** At most one alert per kind and key in this time. */
     minIntervalMinutes: number;
+  };
+  /** `ADMIN_TOKEN`: the admin API and inspector (`/_podhook/*`) are off when null. */
+  adminToken: string | null;
+  /** Bearer token `GET /metrics` asks for; unset: open (expose it only inside your network). */
+  metricsToken: string | null;
+  /** What an unauthenticated client can hold on the Node server. */
+  limits: {
+    /** Open connections; beyond it new ones are closed at once. */
+    maxConnections: number;
+    /** Body bytes being read at once across all requests; beyond it 503 + Retry-After. */
+    maxInflightBodyBytes: number;
+    /** Time to receive a request's headers. */
+    headersTimeoutMs: number;
+    /** Time to receive a whole request. */
+    requestTimeoutMs: number;
+    /** How long an idle kept-alive connection stays open. */
+    keepAliveTimeoutMs: number;
   };
 }
 
@@ -106,6 +141,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxBodyBytes: e.MAX_BODY_BYTES ?? 262_144,
     logLevel: e.LOG_LEVEL ?? 'info',
     retentionDays: e.RETENTION_DAYS ?? 30,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? DEFAULT_SHUTDOWN_GRACE_MS,
     dispatch: {
       enabled: (e.DISPATCHER ?? 'on') === 'on',
       concurrency: e.DISPATCH_CONCURRENCY ?? 16,
@@ -119,6 +155,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       webhookUrl: e.ALERT_WEBHOOK_URL ?? null,
       downtimeMinutes: e.ALERT_DOWNTIME_MINUTES ?? 5,
       minIntervalMinutes: e.ALERT_MIN_INTERVAL_MINUTES ?? 10,
+    },
+    adminToken: e.ADMIN_TOKEN ?? null,
+    metricsToken: e.METRICS_TOKEN ?? null,
+    limits: {
+      maxConnections: e.MAX_CONNECTIONS ?? 1024,
+      maxInflightBodyBytes: e.MAX_INFLIGHT_BODY_BYTES ?? 32 * 1024 * 1024,
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS ?? 10_000,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS ?? 30_000,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS ?? 5_000,
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
-import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery } from './delivery.js';
+import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult } from './delivery.js';
+import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 
 export interface ListDeliveriesOptions {
   status?: DeliveryStatus;
@@ -24,9 +25,14 @@ export interface StoredSecret {
 export interface HandlerRun {
   eventId: string;
   handler: string;
-  status: 'succeeded' | 'failed';
+  /** `queued`: to run again (an operator's replay), whatever it did before. */
+  status: 'succeeded' | 'failed' | 'queued';
   attempts: number;
   lastError: string | null;
+  /** How long its last run took (null when not known, e.g. `queued`). */
+  durationMs?: number | null;
+  /** When the row was last written (epoch ms); set when read from the store. */
+  at?: number;
 }
 
 export interface LeaseOptions {
@@ -50,6 +56,8 @@ export interface DispatchOutcome {
   now: number;
   /** Handler runs of this attempt (not the ones skipped because they had already succeeded). */
   runs: HandlerRun[];
+  /** How long this attempt's handlers ran (together: the slowest); null when none ran. */
+  durationMs?: number | null;
 }
 
 export interface QueueStats {
@@ -62,7 +70,7 @@ export interface QueueStats {
  * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
  * checked by one contract suite. All methods are async so one interface fits both drivers.
  */
-export interface DeliveryStore extends HeartbeatStore {
+export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
   /**
    * Claims each delivery atomically, all in one transaction (one commit, one sync):
    * a new event id is inserted; a stored id with the same type counts one more delivery;
@@ -70,6 +78,12 @@ export interface DeliveryStore extends HeartbeatStore {
    * Resolves only after the commit is durable; rejects if it is not (nothing is acknowledged).
    */
   claim(deliveries: readonly NewDelivery[]): Promise<ClaimResult[]>;
+  /**
+   * Stores a delivery whose claim was a conflict as `quarantined` (never leased), under its own
+   * id when that is free, else under `alternateId` (derived from its id and type, so a further
+   * copy finds it and counts as a duplicate). Atomic, durable like a claim.
+   */
+  quarantine(delivery: NewDelivery, alternateId: string): Promise<QuarantineResult>;
   get(eventId: string): Promise<Delivery | null>;
   /** Newest first. */
   list(options?: ListDeliveriesOptions): Promise<Delivery[]>;
@@ -116,18 +130,55 @@ export interface DeliveryStore extends HeartbeatStore {
    * live lease; resolves with the rows it leased. Release with `completeDispatch` or `releaseLeases`.
    */
   leaseEvents(options: LeaseEventsOptions): Promise<Delivery[]>;
+
+  /**
+   * Puts deliveries this owner leased (`leaseEvents`) back for the dispatcher: `queued`, due
+   * now, lease released, with the ledger rows given (which handlers run again), all in one
+   * transaction. Resolves with how many deliveries it requeued.
+   */
+  requeue(options: RequeueOptions): Promise<number>;
+  /** What the operator's chart and stats read: counts since a time (see `DeliveryStats`). */
+  deliveryStats(options: { since: number; maxSamples: number }): Promise<DeliveryStats>;
 }
 
-export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery };
+export interface RequeueOptions {
+  owner: string;
+  now: number;
+  deliveries: readonly {
+    eventId: string;
+    /** Ledger rows to write: `queued` runs the handler again; `succeeded` keeps it from running. */
+    runs: readonly { handler: string; status: 'queued' | 'succeeded'; attempts: number }[];
+  }[];
+}
+
+/** Counts for `GET /_podhook/api/stats`, all from `since` on. */
+export interface DeliveryStats {
+  /** Deliveries by the hour they were received (hour start, epoch ms) and their status now. */
+  hourly: { hour: number; status: DeliveryStatus; count: number }[];
+  /** Ledger rows written since then, per handler: runs (attempts) and failed runs. */
+  ledger: { handler: string; runs: number; failures: number }[];
+  /** Deliveries processed at their first attempt (no ledger rows), per type: one run per handler. */
+  firstAttempt: { eventType: string; count: number }[];
+  /** Recent run durations: per handler from the ledger, per type from first-attempt deliveries. */
+  durations: { handler: string | null; eventType: string; durationMs: number }[];
+  /** Deliveries in status dead, whenever received. */
+  dead: number;
+}
+
+export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult };
 
 export interface ScanDeliveriesOptions {
   status?: DeliveryStatus;
   eventType?: string;
   /** Only deliveries received at or after this time (ms). */
   since?: number;
-  /** The last row of the previous page: this page starts strictly after it. */
+  /** The last row of the previous page: this page starts strictly after it (in `order`). */
   after?: { receivedAt: number; eventId: string };
   limit: number;
+  /** `asc` (default): oldest first; `desc`: newest first. */
+  order?: 'asc' | 'desc';
+  /** Only deliveries received before this time (ms). */
+  before?: number;
 }
 
 /** A delivery read from an export, with the digest of its signed content (`<t>.<body>`) computed again. */

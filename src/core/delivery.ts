@@ -1,9 +1,10 @@
 /**
  * What a stored delivery is. Statuses follow the inbox life cycle:
  * `queued` → `processed`, or `failed` (will retry) → `processed` / `dead`; `ignored` when no
- * handler takes the type; `dead` at once when an authentic body cannot be parsed.
+ * handler takes the type; `dead` at once when an authentic body cannot be parsed; `quarantined`
+ * (never dispatched until a person replays it) when it conflicts with a stored delivery.
  */
-export const DELIVERY_STATUSES = ['queued', 'processed', 'failed', 'dead', 'ignored'] as const;
+export const DELIVERY_STATUSES = ['queued', 'processed', 'failed', 'dead', 'ignored', 'quarantined'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** A delivery as ingest hands it to the store, already authenticated. */
@@ -53,6 +54,10 @@ export interface Delivery {
   lastError: string | null;
   nextAttemptAt: number | null;
   processedAt: number | null;
+  /** How long the last dispatch attempt's handlers ran, when known (the admin API shows it). */
+  durationMs?: number;
+  /** The stored delivery this one conflicted with, when it was quarantined (kept after a replay). */
+  conflictWith?: string | null;
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */
@@ -77,5 +82,11 @@ export function storedDelivery(d: NewDelivery): Delivery {
 /** The answer of an atomic claim: new, a duplicate of a stored id, or a replay of signed content. */
 export type ClaimResult =
   | { outcome: 'new' }
+  | { outcome: 'duplicate'; deliveryCount: number }
+  | { outcome: 'conflict' };
+
+/** The answer of a quarantine: stored as a conflict, or a further copy of one already quarantined. */
+export type QuarantineResult =
+  | { outcome: 'quarantined'; eventId: string; conflictWith: { eventId: string; eventType: string } | null }
   | { outcome: 'duplicate'; deliveryCount: number }
   | { outcome: 'conflict' };

@@ -39,13 +39,6 @@ export class UnauthorizedError extends PodhookError {
   }
 }
 
-/** 409: signed content seen before under another event id or type (a replay). */
-export class ConflictError extends PodhookError {
-  constructor(message: string) {
-    super('conflict', 409, message, { reason: 'replayed_content' });
-  }
-}
-
 /** 413: the body is larger than the configured cap. */
 export class PayloadTooLargeError extends PodhookError {
   constructor(limit: number) {

@@ -1,15 +1,29 @@
-import { Hono } from 'hono';
-import { PodhookError } from '../core/errors.js';
+import { Hono, type Context } from 'hono';
+import { PayloadTooLargeError, PodhookError } from '../core/errors.js';
+import type { HeaderSource } from '../core/ingest/receive-delivery.js';
 import type { Logger } from '../core/observability/logger.js';
-import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler } from './ingest.js';
-import { readBodyCapped } from './read-body.js';
-import { requestId } from './request-id.js';
+import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler, type JsonAnswer } from './ingest.js';
+import { checkDeclaredLength, readBodyCapped } from './read-body.js';
+import { REQUEST_ID_HEADER, requestId } from './request-id.js';
+import type { AdminEnv } from './admin/admin-env.js';
 
 export { errorBody } from './ingest.js';
 
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, 'ok' | string>;
+}
+
+/** The variables podhook sets on every request's context (`c.get('requestId')`). */
+export type AppEnv = { Variables: { requestId: string } };
+
+/** podhook's Hono app, as `customize` and `extend` receive it. */
+export type PodhookApp = Hono<AppEnv>;
+
+/** Where the ingest route reads one request from: its headers and its raw body, capped. */
+export interface IngestSource {
+  headers: HeaderSource;
+  readBody(maxBytes: number): Promise<Uint8Array>;
 }
 
 export interface AppOptions {
@@ -19,30 +33,52 @@ export interface AppOptions {
   /** Whether the store answers and a secret is configured (`GET /readyz`). */
   readiness: () => Promise<ReadinessReport>;
   webhookPath?: string;
+  /**
+   * How the ingest route reads its request. The default reads the Web `Request`; the Node
+   * server reads Node's own request (`c.env.incoming`), which skips building Web streams.
+   */
+  ingestSource?: (c: Context<AppEnv>) => IngestSource;
+  /**
+   * The team's own middleware and routes (src/app.ts), added before podhook's routes so that
+   * middleware also wraps ingest.
+   */
+  customize?: (app: PodhookApp) => void;
   /** Extra routes (e.g. `/metrics`) mounted by the runtime adapter. */
-  extend?: (app: Hono<Env>) => void;
+  extend?: (app: PodhookApp) => void;
+  /**
+   * Builds the admin API and inspector (`createAdmin`), served at `/_podhook/` when ADMIN_TOKEN is
+   * set (otherwise those routes are 404). Built on the first `/_podhook` request, not before: the
+   * Worker builds the app per request, and ingest must not pay for routes it never uses.
+   */
+  admin?: () => Hono<AdminEnv>;
 }
-
-type Env = { Variables: { requestId: string } };
 
 export const DEFAULT_WEBHOOK_PATH = '/webhooks';
 export const DEFAULT_MAX_BODY_BYTES = 262_144;
 
 /**
  * The HTTP surface of podhook, the same in every runtime: `POST <webhookPath>` (ingest),
- * `GET /healthz`, `GET /readyz`. The runtime adapter supplies the receiver, store and logger.
+ * `GET /healthz`, `GET /readyz`, and whatever the team adds. The runtime adapter supplies the
+ * receiver, store, logger and how a request is read.
  */
-export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEBHOOK_PATH, extend }: AppOptions): Hono<Env> {
-  const app = new Hono<Env>();
-  app.use(requestId());
+export function createApp({
+  ingest,
+  logger,
+  readiness,
+  webhookPath = DEFAULT_WEBHOOK_PATH,
+  ingestSource = webIngestSource,
+  customize,
+  extend,
+  admin,
+}: AppOptions): PodhookApp {
+  const app = new Hono<AppEnv>();
+  app.use(requestId({ answered: (res) => answeredWithId.has(res) }));
+  customize?.(app);
 
   app.post(webhookPath, async (c) => {
-    const answer = await ingest({
-      headers: c.req.raw.headers,
-      requestId: c.get('requestId'),
-      readBody: (max) => readBodyCapped(c.req.raw, max),
-    });
-    return c.json(answer.body, answer.status as 200, answer.headers);
+    const id = c.get('requestId');
+    const source = ingestSource(c);
+    return jsonResponse(await ingest({ headers: source.headers, requestId: id, readBody: source.readBody }), id);
   });
   app.all(webhookPath, (c) => {
     c.header('allow', 'POST');
@@ -56,6 +92,12 @@ export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEB
   });
 
   extend?.(app);
+  if (admin) {
+    let built: Hono<AdminEnv> | undefined;
+    const forward = (c: Context<AppEnv>) => (built ??= admin()).fetch(c.req.raw, { requestId: c.get('requestId') });
+    app.all('/_podhook', forward);
+    app.all('/_podhook/*', forward);
+  }
 
   app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
   app.onError((error, c) => {
@@ -67,4 +109,44 @@ export function createApp({ ingest, logger, readiness, webhookPath = DEFAULT_WEB
     return c.json(INTERNAL_ERROR_ANSWER.body, 500);
   });
   return app;
+}
+
+/** The Web `Request` as the ingest route's source (the Worker; `app.request` in tests). */
+export function webIngestSource(c: Context): IngestSource {
+  const raw = c.req.raw;
+  if (raw.bodyUsed) return bodyReadByMiddleware(c);
+  return { headers: raw.headers, readBody: (max) => readBodyCapped(raw, max) };
+}
+
+/**
+ * The source when a team middleware already read the body: Hono's body cache has it (the same
+ * bytes for `c.req.arrayBuffer()`), under the same cap.
+ */
+export function bodyReadByMiddleware(c: Context): IngestSource {
+  const headers = c.req.raw.headers;
+  return {
+    headers,
+    async readBody(max) {
+      checkDeclaredLength(headers.get('content-length'), headers.has('transfer-encoding'), max);
+      const body = new Uint8Array(await c.req.arrayBuffer());
+      if (body.byteLength > max) throw new PayloadTooLargeError(max);
+      return body;
+    },
+  };
+}
+
+/** Responses that already carry the request id: the middleware need not rebuild their headers. */
+const answeredWithId = new WeakSet<Response>();
+
+/**
+ * The ingest answer with plain-object headers: on Node, @hono/node-server writes such a
+ * response straight to the socket without building a `Headers` object.
+ */
+function jsonResponse(answer: JsonAnswer, id: string): Response {
+  const response = new Response(JSON.stringify(answer.body), {
+    status: answer.status,
+    headers: { 'content-type': 'application/json', [REQUEST_ID_HEADER]: id, ...answer.headers },
+  });
+  answeredWithId.add(response);
+  return response;
 }

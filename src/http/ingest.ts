@@ -1,5 +1,6 @@
-import { PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
+import { InvalidRequestError, PayloadTooLargeError, PodhookError, UnavailableError } from '../core/errors.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
+import { checkDeclaredLength } from './read-body.js';
 import type { Logger } from '../core/observability/logger.js';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type HeaderSource, type ReceiveDelivery } from '../core/ingest/receive-delivery.js';
 
@@ -48,23 +49,36 @@ export const INTERNAL_ERROR_ANSWER: JsonAnswer = { status: 500, body: errorBody(
 
 /**
  * `POST <webhookPath>`, free of any framework: read the capped body, receive it (verify, window,
- * store), answer 200 `{received, event_id, duplicate}` or the refusal, and write one log line.
+ * store), answer 200 `{received, event_id, duplicate}` (plus `conflict: true` when quarantined) or the refusal, and write one log line.
  * Hono mounts it in every runtime; the Node server also calls it straight from `node:http`.
  * Never throws.
  */
 export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }: IngestHandlerOptions): IngestHandler {
   return async function ingest({ headers, requestId, readBody }: IngestRequest): Promise<JsonAnswer> {
     const started = performance.now();
+    let bodyRead = false;
+    const read = async () => {
+      const body = await readBody(maxBodyBytes).catch(cutOff);
+      bodyRead = true;
+      return body;
+    };
     try {
-      const result = await receive(headers, await readBody(maxBodyBytes));
+      // Cheapest first: a declared length over the cap is refused before anything else.
+      checkDeclaredLength(headers.get('content-length'), headers.get('transfer-encoding') !== null, maxBodyBytes);
+      const result = await receive(headers, read);
       const outcome = result.duplicate ? 'duplicate' : result.status === 'queued' ? 'accepted' : result.status;
       const latencyMs = performance.now() - started;
-      logger.info(
-        { request_id: requestId, event_id: result.eventId, event_type: result.eventType, outcome, status: 200, latency_ms: round(latencyMs) },
-        'delivery',
-      );
+      const line = { request_id: requestId, event_id: result.eventId, event_type: result.eventType, outcome, status: 200, latency_ms: round(latencyMs) };
+      if (result.conflict) {
+        const { storedAs, conflictWith } = result.conflict;
+        const against = conflictWith && { event_id: conflictWith.eventId, event_type: conflictWith.eventType };
+        logger.warn({ ...line, stored_as: storedAs, conflict_with: against }, 'delivery');
+      } else {
+        logger.info(line, 'delivery');
+      }
       onOutcome?.({ outcome, status: 200, eventType: result.eventType, latencyMs });
-      return { status: 200, body: { received: true, event_id: result.eventId, duplicate: result.duplicate } };
+      const body = { received: true, event_id: result.eventId, duplicate: result.duplicate };
+      return { status: 200, body: result.conflict ? { ...body, conflict: true } : body };
     } catch (error) {
       if (!(error instanceof PodhookError)) {
         logger.error({ request_id: requestId, err: describeCause(error) }, 'unhandled error');
@@ -83,13 +97,30 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
         reason: error.reason,
         latency_ms: round(latencyMs),
       };
-      if (error.status >= 500) logger.error({ ...line, err: describeCause(error) }, 'delivery');
-      else if (error.status === 401 || error.status === 409) logger.warn(line, 'delivery');
+      // A store that fails unexpectedly is an error; a refusal the server chose (store gone,
+      // already logged once; too busy) is not, and must not let a client flood error lines.
+      if (error.status >= 500 && error.reason === 'store_unavailable') logger.error({ ...line, err: describeCause(error) }, 'delivery');
+      else if (error.status >= 500) logger.warn(line, 'delivery');
+      else if (error.status === 401) logger.warn(line, 'delivery');
       else logger.info(line, 'delivery');
       onOutcome?.({ outcome: 'rejected', status: error.status, reason: error.reason, eventType, latencyMs });
-      return errorAnswer(error);
+      const answer = errorAnswer(error);
+      // A body left unread (refused before or while reading) is not drained: the connection closes.
+      if (!bodyRead && mayHaveBody(headers)) answer.headers = { ...answer.headers, connection: 'close' };
+      return answer;
     }
   };
+}
+
+function mayHaveBody(headers: HeaderSource): boolean {
+  const length = headers.get('content-length');
+  return headers.get('transfer-encoding') !== null || (length !== null && length !== '0');
+}
+
+/** A body that could not be read is the client's doing (it hung up): not an error of ours. */
+function cutOff(error: unknown): never {
+  if (error instanceof PodhookError) throw error;
+  throw new InvalidRequestError('The request body was cut off.', 'body_incomplete');
 }
 
 function round(ms: number): number {

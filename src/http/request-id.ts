@@ -12,6 +12,8 @@ export function resolveRequestId(offered: string | null | undefined, generator: 
 export interface RequestIdOptions {
   headerName?: string;
   generator?: () => string;
+  /** Responses that already carry the id (set by their route), left as they are. */
+  answered?: (res: Response) => boolean;
 }
 
 /**
@@ -21,11 +23,13 @@ export interface RequestIdOptions {
 export function requestId({
   headerName = REQUEST_ID_HEADER,
   generator,
+  answered,
 }: RequestIdOptions = {}): MiddlewareHandler<{ Variables: { requestId: string } }> {
   return async function requestIdMiddleware(c, next) {
     const id = resolveRequestId(c.req.header(headerName), generator);
     c.set('requestId', id);
     await next();
-    c.res.headers.set(headerName, id);
+    // Reading `c.res.headers` makes a plain-headers response build a `Headers` object.
+    if (!answered?.(c.res)) c.res.headers.set(headerName, id);
   };
 }

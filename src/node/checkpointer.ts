@@ -15,6 +15,8 @@ export interface CheckpointerOptions {
   writer?: Database.Database;
   /** WAL length, in frames, from which a caught-up pass prompts the writer to rewind it (default 4096). */
   rewindAtFrames?: number;
+  /** The worker thread failed (e.g. its file was deleted); checkpoints stop, the writer's backstop remains. */
+  onError?: (error: Error) => void;
 }
 
 export interface Checkpointer {
@@ -62,7 +64,7 @@ parentPort.on('message', (m) => {
  * under steady writes: so once a pass has caught up with a long WAL, the writer checkpoints the
  * few frames committed since, between two commits, and its next commit rewinds the WAL.
  */
-export function startCheckpointer({ path, intervalMs = 250, writer, rewindAtFrames = 4096 }: CheckpointerOptions): Checkpointer {
+export function startCheckpointer({ path, intervalMs = 250, writer, rewindAtFrames = 4096, onError }: CheckpointerOptions): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, intervalMs, driver, rewindAtFrames } });
   worker.unref();
@@ -78,6 +80,7 @@ export function startCheckpointer({ path, intervalMs = 250, writer, rewindAtFram
     exited = true;
     settle();
   });
+  worker.on('error', (error) => onError?.(error));
   worker.on('message', (m: { log?: number; checkpointed?: number }) => {
     if (typeof m.log !== 'number' || typeof m.checkpointed !== 'number') return settle();
     behind = Math.max(0, m.log - m.checkpointed);
@@ -101,6 +104,7 @@ export function startCheckpointer({ path, intervalMs = 250, writer, rewindAtFram
           }),
     stop: () =>
       new Promise<void>((resolve) => {
+        if (exited) return resolve();
         worker.once('exit', () => resolve());
         worker.ref(); // keep the process alive until the last checkpoint is done
         worker.postMessage('stop');

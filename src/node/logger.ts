@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import pino, { type DestinationStream, type LevelWithSilent } from 'pino';
 import type { Logger } from '../core/observability/logger.js';
 import { redactFields } from '../core/observability/redact.js';
@@ -61,17 +62,28 @@ function bufferedStdout(): DestinationStream {
     chars = 0;
     stream.write(chunk);
   };
-  const flushQuietly = (sync: boolean) => {
+  setInterval(() => {
     try {
       flush();
-      if (sync) stream.flushSync();
     } catch {
       // stdout closed: nothing left to do
     }
-  };
-  setInterval(() => flushQuietly(false), LOG_FLUSH_MS).unref();
-  // Before pino's own exit hook, which writes what sonic-boom holds.
-  process.prependListener('exit', () => flushQuietly(true));
+  }, LOG_FLUSH_MS).unref();
+  // Before pino's own exit hook. At exit, nothing asynchronous completes: what sonic-boom holds
+  // and the lines still waiting here are written synchronously (an async write would be lost).
+  process.prependListener('exit', () => {
+    try {
+      stream.flushSync();
+    } catch {
+      // nothing pending there, or stdout closed
+    }
+    try {
+      if (lines.length > 0) writeSync(1, lines.join(''));
+    } catch {
+      // stdout closed: nothing left to do
+    }
+    lines.length = 0;
+  });
   return {
     write(line: string) {
       lines.push(line);

@@ -1,40 +1,32 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import type { IncomingMessage } from 'node:http';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
+import type { Context } from 'hono';
 import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
 import type { HeaderSource } from '../core/ingest/receive-delivery.js';
+import { bodyReadByMiddleware, webIngestSource, type IngestSource, type PodhookApp } from '../http/create-app.js';
+import { budgetSpentError, type BodyBudget } from '../http/body-budget.js';
 import { checkDeclaredLength } from '../http/read-body.js';
-import type { IngestHandler, JsonAnswer } from '../http/ingest.js';
-import { REQUEST_ID_HEADER, resolveRequestId } from '../http/request-id.js';
 
-export interface NodeListenerOptions {
-  /** The Hono app's fetch: every route but ingest. */
-  fetch: (request: Request) => Response | Promise<Response>;
-  /** The same ingest handler the app mounts on `POST webhookPath`. */
-  ingest: IngestHandler;
-  webhookPath: string;
+/**
+ * The `node:http` request listener: every request, ingest included, goes through the Hono app
+ * (so a team's middleware wraps ingest too), served by @hono/node-server, whose lightweight
+ * `Request` and `Response` build no Web objects unless something asks for them.
+ */
+export function createNodeListener(app: PodhookApp) {
+  return getRequestListener(app.fetch);
 }
 
 /**
- * The `node:http` request listener. `POST <webhookPath>` goes straight to the ingest handler
- * over Node's own request and response: no Web `Request`, `Headers` or `Response` is built for
- * the hot route (measured: README, Performance). Everything else, and anything unusual about an
- * ingest request (an absolute URL, a trailing slash), goes through the Hono app, which mounts
- * the same handler, so both paths answer alike.
+ * The ingest route's source on Node: Node's own request from @hono/node-server's bindings
+ * (headers as parsed, the body without a Web stream), read under the shared body budget.
+ * `app.request` in tests has no Node request: the Web one is read then.
  */
-export function createNodeListener({ fetch, ingest, webhookPath }: NodeListenerOptions) {
-  const viaHono = getRequestListener(fetch);
-  const withQuery = `${webhookPath}?`;
-  return function listener(req: IncomingMessage, res: ServerResponse): void {
-    const url = req.url ?? '';
-    if (req.method === 'POST' && (url === webhookPath || url.startsWith(withQuery))) {
-      const requestId = resolveRequestId(headerValue(req, REQUEST_ID_HEADER));
-      ingest({ headers: nodeHeaders(req), requestId, readBody: (max) => readNodeBody(req, max) }).then(
-        (answer) => writeJson(res, answer, requestId),
-        (error: unknown) => res.destroy(error as Error), // the handler never throws; a broken socket may
-      );
-      return;
-    }
-    void viaHono(req, res);
+export function createNodeIngestSource(budget?: BodyBudget) {
+  return function nodeIngestSource(c: Context): IngestSource {
+    const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+    if (!incoming) return webIngestSource(c);
+    if (incoming.readableDidRead) return bodyReadByMiddleware(c);
+    return { headers: nodeHeaders(incoming), readBody: (max) => readNodeBody(incoming, max, budget) };
   };
 }
 
@@ -64,24 +56,33 @@ function nodeHeaders(req: IncomingMessage): HeaderSource {
 /**
  * The raw body with a cap: a declared `Content-Length` over the cap is refused before reading;
  * a chunked body is counted as it arrives and abandoned at the cap (the answer closes the
- * connection). The same rules as `readBodyCapped` for Web requests.
+ * connection). The same rules as `readBodyCapped` for Web requests. With a budget, the bytes
+ * being read count against it until the read settles: beyond it, 503.
  */
-export function readNodeBody(req: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+export function readNodeBody(req: IncomingMessage, maxBytes: number, budget?: BodyBudget): Promise<Uint8Array> {
   try {
-    checkDeclaredLength(req.headers['content-length'], req.headers['transfer-encoding'] !== undefined, maxBytes);
+    const declared = checkDeclaredLength(req.headers['content-length'], req.headers['transfer-encoding'] !== undefined, maxBytes);
+    if (declared && budget && Number(req.headers['content-length']) > budget.available()) throw budgetSpentError();
   } catch (error) {
     return Promise.reject(error as Error);
   }
-  return new Promise((resolve, reject) => {
+  return new Promise((resolveRead, rejectRead) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let held = 0;
+    const settle = () => {
+      budget?.give(held);
+      held = 0;
+      req.off('data', onData);
+    };
+    const resolve = (body: Uint8Array) => (settle(), resolveRead(body));
+    const reject = (error: Error) => (settle(), req.pause(), rejectRead(error));
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
-      if (size > maxBytes) {
-        req.off('data', onData);
-        req.pause();
-        reject(new PayloadTooLargeError(maxBytes));
-        return;
+      if (size > maxBytes) return reject(new PayloadTooLargeError(maxBytes));
+      if (budget) {
+        if (!budget.take(chunk.byteLength)) return reject(budgetSpentError());
+        held += chunk.byteLength;
       }
       chunks.push(chunk);
     };
@@ -95,15 +96,4 @@ export function readNodeBody(req: IncomingMessage, maxBytes: number): Promise<Ui
       if (!req.complete) cutOff();
     });
   });
-}
-
-function writeJson(res: ServerResponse, answer: JsonAnswer, requestId: string): void {
-  const body = JSON.stringify(answer.body);
-  res.writeHead(answer.status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    [REQUEST_ID_HEADER]: requestId,
-    ...answer.headers,
-  });
-  res.end(body);
 }

@@ -1,9 +1,9 @@
-import type { Hono } from 'hono';
 import { createAlerter, type Alerter } from '../core/alerts/alerter.js';
 import { combineObservers } from '../core/alerts/combine-observers.js';
 import { createHeartbeat, HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
 import type { Downtime } from '../core/alerts/retry-ladder.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -12,21 +12,25 @@ import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.j
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
-import { createReceiver } from '../core/ingest/receive-delivery.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import { createPrunePause, pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
-import { createApp } from '../http/create-app.js';
+import { createApp, errorBody, type PodhookApp } from '../http/create-app.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
+import { createNodeIngestSource } from './node-listener.js';
+import { createBodyBudget } from '../http/body-budget.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
 import { createSqliteStore } from './sqlite-store.js';
 import { startPostgresBackend, type PostgresBackend } from './postgres-backend.js';
 import { UnavailableError } from '../core/errors.js';
+import { createStoreHealth, type StoreHealth } from './store-health.js';
 
 export interface NodeRuntimeOptions {
   config: Config;
@@ -38,11 +42,17 @@ export interface NodeRuntimeOptions {
   busyTimeoutMs?: number;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
+  /** Observes each delivery quarantined as a conflict (alerts). */
+  onConflict?: (conflict: DeliveryConflict) => void;
+  /** The team's middleware and routes (the serve command passes src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
+  /** Admin options beyond the token (the alerts heartbeat's `lastDowntime`; tests shorten delays). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
 }
 
 export interface NodeRuntime {
-  app: Hono<{ Variables: { requestId: string } }>;
-  /** The app's ingest route as a plain function (the `node:http` listener calls it directly). */
+  app: PodhookApp;
+  /** What the app's ingest route calls, as a plain function. */
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
@@ -76,6 +86,9 @@ export function createNodeRuntime({
   clock = systemClock,
   busyTimeoutMs,
   random,
+  onConflict,
+  customize,
+  admin,
 }: NodeRuntimeOptions): NodeRuntime {
   // DATABASE_URL wins over DATABASE_PATH: PostgreSQL shared by replicas, else the SQLite file.
   const postgres: PostgresBackend | undefined = config.databaseUrl
@@ -88,9 +101,14 @@ export function createNodeRuntime({
       })
     : undefined;
   const database = postgres ? undefined : openDatabase(config.databasePath, { busyTimeoutMs });
-  // Group commit: writes waiting when the event loop turns share one transaction and one sync.
-  const walSync = !database || config.databasePath === ':memory:' ? undefined : createWalSync(database.sqlite, config.databasePath);
-  const baseStore = postgres ? postgres.store : createSqliteStore(database!, { schedule: setImmediate, durable: walSync?.sync });
+  // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
+  // shares one transaction and one fsync.
+  const onDisk = database !== undefined && config.databasePath !== ':memory:';
+  const walSync = onDisk ? createWalSync(database.sqlite, config.databasePath) : undefined;
+  const health: StoreHealth | undefined = onDisk ? createStoreHealth({ path: config.databasePath, logger }) : undefined;
+  // The files are checked with the WAL sync, so nothing is acknowledged into a deleted file.
+  const durable = walSync && health ? () => Promise.all([walSync.sync(), health.verify()]).then(() => undefined) : undefined;
+  const baseStore = postgres ? postgres.store : createSqliteStore(database!, { schedule: setImmediate, durable, onCommit: health?.committed });
 
   // data_version moves when another connection (`podhook secrets add`) commits; read once a turn,
   // as each read is a transaction. PostgreSQL has no such counter: its secrets are re-read each second.
@@ -124,7 +142,8 @@ export function createNodeRuntime({
     removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
   };
 
-  const metrics = createPodhookMetrics(store);
+  const metrics = createPodhookMetrics(store, { clock });
+  const metricsAuthorized = bearerCheck(config.metricsToken);
   const alerts = createAlerter({
     post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
     logger,
@@ -141,9 +160,10 @@ export function createNodeRuntime({
       .then((downtime) => downtime && alerts.downtime(downtime))
       .catch((error: Error) => logger.error({ err: error.message }, 'heartbeat failed'));
   const d = config.dispatch;
+  const router = createRouter(handlers);
   const dispatcher = createDispatcher({
     store,
-    router: createRouter(handlers),
+    router,
     logger,
     clock,
     owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
@@ -153,23 +173,41 @@ export function createNodeRuntime({
     schedule: setImmediate,
   });
 
-  const claimOne = async (delivery: NewDelivery) => (await baseStore.claim([delivery]))[0]!;
+  const claimOne = async (delivery: NewDelivery) => {
+    health?.assertUsable();
+    return (await baseStore.claim([delivery]))[0]!;
+  };
   const receive = createReceiver({
     crypto: createNodeSignatureCrypto(),
     clock,
     secrets,
     claim: d.enabled ? withHandOff(claimOne, dispatcher, setImmediate) : claimOne,
+    quarantine: (delivery, alternateId) => baseStore.quarantine(delivery, alternateId),
+    onConflict: (conflict) => {
+      onConflict?.(conflict);
+      // Named by the id it is stored under: what an operator looks up before replaying it.
+      void alerts.conflict([{ eventId: conflict.storedAs, eventType: conflict.eventType }]);
+    },
   });
 
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });
+  const { adminToken } = config;
   const app = createApp({
     ingest,
     logger,
     webhookPath: config.webhookPath,
+    ingestSource: createNodeIngestSource(createBodyBudget(config.limits.maxInflightBodyBytes)),
+    customize,
     extend: (a) => {
-      a.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+      a.get('/metrics', async (c) => {
+        if (!metricsAuthorized(c.req.header('authorization'))) {
+          return c.json(errorBody('unauthorized', 'GET /metrics needs METRICS_TOKEN as a bearer token.'), 401, { 'www-authenticate': 'Bearer' });
+        }
+        return c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' });
+      });
     },
-    readiness: createReadiness({ store, secrets }),
+    readiness: createReadiness({ store, secrets, storeHealth: health?.check }),
+    admin: adminToken === null ? undefined : () => createAdmin({ token: adminToken, store, router, logger, clock, wake: () => dispatcher.wake(), lastDowntime: () => heartbeat.lastDowntime(), ...admin }),
   });
 
   // Unref'd: a pacing wait never keeps a stopping process alive.
@@ -212,15 +250,20 @@ export function createNodeRuntime({
       // On PostgreSQL the heartbeat and the poll wait until the store is reached (no error lines meanwhile).
       if (postgres) void postgres.ready.then(start);
       else start();
+      health?.start();
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
       if (database && config.databasePath !== ':memory:') {
         // Checkpoints move to a worker thread, so the ingest connection keeps only a high backstop.
-        checkpointer = startCheckpointer({ path: config.databasePath, writer: database.sqlite });
+        checkpointer = startCheckpointer({
+          path: config.databasePath,
+          writer: database.sqlite,
+          onError: (error) => logger.warn({ err: error.message }, 'checkpointer stopped'),
+        });
         database.sqlite.pragma('wal_autocheckpoint = 16384');
       }
     },
-    close(graceMs = 10_000) {
+    close(graceMs = config.shutdownGraceMs) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
         await dispatcher.stop(graceMs);
@@ -230,8 +273,19 @@ export function createNodeRuntime({
         database?.close();
         await postgres?.close();
         walSync?.close();
+        health?.close();
       })();
       return closed;
     },
+  };
+}
+
+/** Whether an Authorization header carries the token (always, when none is configured); constant time. */
+function bearerCheck(token: string | null): (header: string | undefined) => boolean {
+  if (token === null) return () => true;
+  const expected = createHash('sha256').update(token).digest();
+  return (header) => {
+    const given = /^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '';
+    return timingSafeEqual(createHash('sha256').update(given).digest(), expected);
   };
 }

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ConfigError } from '../core/errors.js';
 import * as schema from '../store/schema.js';
 import { migrationsFolder } from './package-root.js';
 
@@ -25,13 +26,21 @@ export interface OpenedDatabase {
  * The file and its folder are owner-only because the file holds signing secrets.
  */
 export function openDatabase(path: string, { busyTimeoutMs = 2000, migrate: runMigrations = true }: OpenDatabaseOptions = {}): OpenedDatabase {
-  if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    // SQLite gives -wal and -shm the database file's mode, so creating it 0600 covers all three.
-    closeSync(openSync(path, 'a', 0o600));
-  }
-  const sqlite = new Database(path, { timeout: busyTimeoutMs });
-  sqlite.pragma('journal_mode = WAL');
+  const sqlite = unusablePathIsConfigError(path, () => {
+    if (path !== ':memory:') {
+      createFolders(dirname(resolve(path)));
+      // SQLite gives -wal and -shm the database file's mode, so creating it 0600 covers all three.
+      closeSync(openSync(path, 'a', 0o600));
+    }
+    const opened = new Database(path, { timeout: busyTimeoutMs });
+    try {
+      opened.pragma('journal_mode = WAL');
+    } catch (error) {
+      opened.close();
+      throw error;
+    }
+    return opened;
+  });
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   const db = drizzle(sqlite, { schema });
@@ -43,4 +52,31 @@ export function openDatabase(path: string, { busyTimeoutMs = 2000, migrate: runM
       if (sqlite.open) sqlite.close();
     },
   };
+}
+
+function unusablePathIsConfigError<T>(path: string, open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`DATABASE_PATH ${path} cannot be used: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Creates the missing folders one level at a time, owner-only. Not `mkdirSync({ recursive })`:
+ * under a path it cannot create (e.g. in /proc) that call never returns.
+ */
+function createFolders(dir: string): void {
+  const missing: string[] = [];
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      if (!statSync(at).isDirectory()) throw new Error(`${at} is not a folder`);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) throw error;
+      missing.unshift(at);
+    }
+  }
+  for (const folder of missing) mkdirSync(folder, { mode: 0o700 });
 }

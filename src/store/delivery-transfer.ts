@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { ClaimResult, DeliveryStore, ImportedDelivery, ScanDeliveriesOptions } from '../core/delivery-store.js';
 import * as schema from './schema.js';
 import { deliveryFilters, importedRow, importResult } from './row-values.js';
@@ -17,7 +17,9 @@ export function deliveryTransferMethods(
   { atomic }: Pick<StoreDriver, 'atomic'>,
 ): Pick<DeliveryStore, 'scan' | 'importDeliveries' | 'leaseEvents'> {
   return {
-    async scan({ status, eventType, since, after, limit }: ScanDeliveriesOptions) {
+    async scan({ status, eventType, since, before, after, limit, order = 'asc' }: ScanDeliveriesOptions) {
+      // Newest first pages backwards: strictly before `after`, in descending key order.
+      const [beyond, by] = order === 'asc' ? [gt, asc] : [lt, desc];
       const rows = await db
         .select()
         .from(deliveries)
@@ -25,15 +27,16 @@ export function deliveryTransferMethods(
           deliveryFilters(
             deliveries,
             { status, eventType, since },
+            before !== undefined ? lt(deliveries.receivedAt, before) : undefined,
             after
               ? or(
-                  gt(deliveries.receivedAt, after.receivedAt),
-                  and(eq(deliveries.receivedAt, after.receivedAt), gt(deliveries.eventId, after.eventId)),
+                  beyond(deliveries.receivedAt, after.receivedAt),
+                  and(eq(deliveries.receivedAt, after.receivedAt), beyond(deliveries.eventId, after.eventId)),
                 )
               : undefined,
           ),
         )
-        .orderBy(asc(deliveries.receivedAt), asc(deliveries.eventId))
+        .orderBy(by(deliveries.receivedAt), by(deliveries.eventId))
         .limit(limit);
       return rows.map(toDelivery);
     },

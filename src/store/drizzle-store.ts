@@ -12,7 +12,9 @@ import {
   leaseStatement,
   outcomeParams,
   outcomeStatement,
+  quarantineStatements,
   toClaimResult,
+  toQuarantineResult,
   toDelivery,
   MAX_IDS_PER_QUERY,
   type AnySqliteDatabase,
@@ -22,6 +24,8 @@ import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
 import { deliveryFilters, fromSecretRow, secretMatch, secretRow } from './row-values.js';
+import { deliveryAdminMethods } from './delivery-admin.js';
+import { listenCursorMethods } from './listen-cursor-methods.js';
 
 const { deliveries, handlerRuns, webhookSecrets } = schema;
 
@@ -70,6 +74,11 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
   const { atomic } = driver;
   return {
     claim: (batch) => driver.claim(batch),
+    async quarantine(delivery, alternateId) {
+      const { stored, bump, insert } = quarantineStatements(db, delivery, alternateId);
+      const [found, bumped, inserted] = await atomic([stored, bump, insert]);
+      return toQuarantineResult(found as never, bumped as never, inserted as never);
+    },
     async get(eventId) {
       const rows = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
       return rows[0] ? toDelivery(rows[0]) : null;
@@ -119,7 +128,15 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
           .from(handlerRuns)
           .where(inArray(handlerRuns.eventId, eventIds.slice(i, i + MAX_IDS_PER_QUERY)));
         for (const r of rows) {
-          out.push({ eventId: r.eventId, handler: r.handler, status: r.status, attempts: r.attempts, lastError: r.lastError });
+          out.push({
+            eventId: r.eventId,
+            handler: r.handler,
+            status: r.status,
+            attempts: r.attempts,
+            lastError: r.lastError,
+            durationMs: r.durationMs,
+            at: r.updatedAt,
+          });
         }
       }
       return out;
@@ -165,5 +182,7 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
 
     ...deliveryTransferMethods(db, driver),
     ...heartbeatMethods(db),
+    ...deliveryAdminMethods(db, driver),
+    ...listenCursorMethods(db),
   };
 }

@@ -34,6 +34,7 @@ export const importedRow = (d: ImportedDelivery) => ({
   // Queued and failed rows stay due on this database, as they were on the other.
   nextAttemptAt: d.status === 'queued' || d.status === 'failed' ? (d.nextAttemptAt ?? d.receivedAt) : null,
   processedAt: d.status === 'processed' ? (d.processedAt ?? d.receivedAt) : null,
+  conflictWith: d.conflictWith ?? null,
 });
 
 /** The import's answer for one row, from what was stored under its id before and whether the insert took. */

@@ -22,7 +22,7 @@ export const deliveries = sqliteTable(
     eventId: text('event_id').primaryKey(),
     eventType: text('event_type').notNull(),
     signatureT: integer('signature_t').notNull(),
-    /** SHA-256 of `<t>.<body>`: the same signed content under another id is a replay (409). */
+    /** SHA-256 of `<t>.<body>`: the same signed content under another id is a conflict (quarantined). */
     contentDigest: bytes('content_digest').notNull(),
     body: bytes('body').notNull(),
     /** JSON object of the request headers kept for replay (never the signature). */
@@ -30,7 +30,7 @@ export const deliveries = sqliteTable(
     receivedAt: integer('received_at').notNull(),
     lastReceivedAt: integer('last_received_at').notNull(),
     deliveryCount: integer('delivery_count').notNull().default(1),
-    status: text('status', { enum: ['queued', 'processed', 'failed', 'dead', 'ignored'] }).notNull(),
+    status: text('status', { enum: ['queued', 'processed', 'failed', 'dead', 'ignored', 'quarantined'] }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     /** When the dispatcher should next run it (queued: at once; failed: after backoff). */
@@ -39,12 +39,17 @@ export const deliveries = sqliteTable(
     leaseOwner: text('lease_owner'),
     leaseUntil: integer('lease_until'),
     processedAt: integer('processed_at'),
+    /** How long the last dispatch attempt's handlers ran (they run together: the slowest one). */
+    durationMs: integer('duration_ms'),
+    /** The stored delivery a quarantined copy conflicts with; such a copy may repeat its signed content. */
+    conflictWith: text('conflict_with'),
   },
   (t) => [
     // A replay carries the same t, so (t, digest) identifies signed content as well as the digest
     // alone, and t leads: inserts land at the right edge of the index instead of at random
     // pages, so its cost does not grow with the table.
-    uniqueIndex('deliveries_signed_content_uq').on(t.signatureT, t.contentDigest),
+    // Partial: a quarantined copy repeats the signed content of the delivery it conflicts with.
+    uniqueIndex('deliveries_signed_content_uq').on(t.signatureT, t.contentDigest).where(sql`${t.conflictWith} is null`),
     // Partial: only rows waiting for dispatch are indexed, so leasing stays cheap however many
     // processed rows the table holds, and a row leaves the index when it is processed.
     index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('queued', 'failed')`),
@@ -60,10 +65,15 @@ export const handlerRuns = sqliteTable(
   {
     eventId: text('event_id').notNull(),
     handler: text('handler').notNull(),
-    status: text('status', { enum: ['succeeded', 'failed'] }).notNull(),
+    /** `queued`: an operator asked for this handler to run again (admin replay). */
+    status: text('status', { enum: ['succeeded', 'failed', 'queued'] }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     updatedAt: integer('updated_at').notNull(),
+    /** The last run's duration (null for a row written before it ran, e.g. `queued`). */
+    durationMs: integer('duration_ms'),
+    /** How many of the `attempts` runs failed (the row keeps only the last run's outcome). */
+    failures: integer('failures').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.eventId, t.handler] })],
 );
@@ -89,4 +99,17 @@ export const heartbeats = sqliteTable('heartbeats', {
   beatAt: integer('beat_at').notNull(),
   downFrom: integer('down_from'),
   downUntil: integer('down_until'),
+});
+
+/**
+ * `podhook listen`: where each followed remote's export was last read, so a listen started again
+ * fetches what was stored there meanwhile. Keyed by the remote's URL (origin and path).
+ */
+export const listenCursors = sqliteTable('listen_cursors', {
+  remote: text('remote').primaryKey(),
+  /** The remote's own `x-podhook-next-cursor` (opaque here); null until a delivery was seen. */
+  cursor: text('cursor'),
+  /** Where the first listen started (epoch ms): the start again while no delivery was seen. */
+  since: integer('since').notNull(),
+  updatedAt: integer('updated_at').notNull(),
 });

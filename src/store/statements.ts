@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql, type Placeholder } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import type { ClaimResult, Delivery, DispatchOutcome, HandlerRun, NewDelivery } from '../core/delivery-store.js';
+import type { ClaimResult, Delivery, DispatchOutcome, HandlerRun, NewDelivery, QuarantineResult } from '../core/delivery-store.js';
 import * as schema from './schema.js';
 
 const { deliveries, handlerRuns } = schema;
@@ -37,7 +37,7 @@ export interface ClaimParams {
  * - `insert`: a new event id; `ON CONFLICT DO NOTHING` covers both the id and the content digest;
  * - `bump`: the id is stored with the same type: count one more delivery (a duplicate).
  * Neither touched a row: the id is stored with another type, or the signed content is stored
- * under another id, which is a replay (409).
+ * under another id, which is a conflict (then `quarantineStatements`).
  */
 export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
   const bump = db
@@ -121,12 +121,21 @@ export function leaseStatement(db: AnySqliteDatabase, p: Params<LeaseParams>) {
     .returning();
 }
 
-export type HandlerRunParams = HandlerRun & { updatedAt: number };
+export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null };
 
 export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunParams>) {
   return db
     .insert(handlerRuns)
-    .values({ eventId: p.eventId, handler: p.handler, status: p.status, attempts: p.attempts, lastError: p.lastError, updatedAt: p.updatedAt })
+    .values({
+      eventId: p.eventId,
+      handler: p.handler,
+      status: p.status,
+      attempts: p.attempts,
+      lastError: p.lastError,
+      updatedAt: p.updatedAt,
+      durationMs: p.durationMs,
+      failures: sql`(${p.status} = 'failed')`,
+    })
     .onConflictDoUpdate({
       target: [handlerRuns.eventId, handlerRuns.handler],
       set: {
@@ -134,6 +143,8 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
         attempts: sql`excluded.attempts`,
         lastError: sql`excluded.last_error`,
         updatedAt: sql`excluded.updated_at`,
+        durationMs: sql`excluded.duration_ms`,
+        failures: sql`${handlerRuns.failures} + excluded.failures`,
       },
     })
     .returning({ eventId: handlerRuns.eventId });
@@ -147,6 +158,7 @@ export interface OutcomeParams {
   lastError: string | null;
   nextAttemptAt: number | null;
   processedAt: number | null;
+  durationMs: number | null;
 }
 
 /** Records an outcome and releases the lease, only while `owner` still holds it. */
@@ -159,6 +171,7 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
       lastError: p.lastError as string | null,
       nextAttemptAt: p.nextAttemptAt as number | null,
       processedAt: p.processedAt as number | null,
+      durationMs: p.durationMs as number | null,
       leaseOwner: null,
       leaseUntil: null,
     })
@@ -176,8 +189,17 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
       lastError: o.lastError,
       nextAttemptAt: o.nextAttemptAt,
       processedAt: o.status === 'processed' ? o.now : null,
+      durationMs: o.durationMs ?? null,
     },
-    runs: o.runs.map((r) => ({ ...r, updatedAt: o.now })),
+    runs: o.runs.map((r) => ({
+      eventId: r.eventId,
+      handler: r.handler,
+      status: r.status,
+      attempts: r.attempts,
+      lastError: r.lastError,
+      updatedAt: o.now,
+      durationMs: r.durationMs ?? null,
+    })),
   };
 }
 
@@ -198,7 +220,56 @@ export function toDelivery(row: DeliveryRow): Delivery {
     lastError: row.lastError,
     nextAttemptAt: row.nextAttemptAt,
     processedAt: row.processedAt,
+    ...(row.durationMs === null ? {} : { durationMs: row.durationMs }),
+    conflictWith: row.conflictWith,
   };
+}
+
+/**
+ * The statements of one quarantine, run atomically in this order (a D1 batch cannot branch):
+ * - `stored`: the delivery it conflicts with (the id, or the signed content under another id);
+ * - `bump`: a copy already quarantined under the alternate id counts one more delivery;
+ * - `insert`: a new quarantined row, under the sent id when it is free, else the alternate id.
+ */
+export function quarantineStatements(db: AnySqliteDatabase, d: NewDelivery, alternateId: string) {
+  const p = claimParams(d);
+  const byId = sql`(select ${deliveries.eventId} from ${deliveries} where ${deliveries.eventId} = ${p.eventId})`;
+  const byContent = sql`(select ${deliveries.eventId} from ${deliveries} where ${deliveries.signatureT} = ${p.signatureT} and ${deliveries.contentDigest} = ${p.contentDigest} and ${deliveries.conflictWith} is null)`;
+  const stored = db
+    .select({ eventId: deliveries.eventId, eventType: deliveries.eventType })
+    .from(deliveries)
+    .where(sql`${deliveries.eventId} = coalesce(${byId}, ${byContent})`);
+  const bump = db
+    .update(deliveries)
+    .set({ deliveryCount: sql`${deliveries.deliveryCount} + 1`, lastReceivedAt: p.receivedAt })
+    .where(and(eq(deliveries.eventId, alternateId), eq(deliveries.eventType, p.eventType)))
+    .returning({ deliveryCount: deliveries.deliveryCount });
+  const insert = db
+    .insert(deliveries)
+    .values({
+      ...p,
+      eventId: sql`case when exists ${byId} then ${alternateId} else ${p.eventId} end`,
+      lastReceivedAt: p.receivedAt,
+      status: 'quarantined',
+      lastError: 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)',
+      nextAttemptAt: null,
+      leaseOwner: null,
+      leaseUntil: null,
+      conflictWith: sql`coalesce(${byId}, ${byContent})`,
+    })
+    .onConflictDoNothing()
+    .returning({ eventId: deliveries.eventId });
+  return { stored, bump, insert };
+}
+
+export function toQuarantineResult(
+  stored: readonly { eventId: string; eventType: string }[],
+  bumped: readonly { deliveryCount: number }[],
+  inserted: readonly { eventId: string }[],
+): QuarantineResult {
+  if (bumped.length > 0) return { outcome: 'duplicate', deliveryCount: bumped[0]!.deliveryCount };
+  if (inserted.length > 0) return { outcome: 'quarantined', eventId: inserted[0]!.eventId, conflictWith: stored[0] ?? null };
+  return { outcome: 'conflict' };
 }
 
 /** D1 refuses statements with more than 100 bound parameters: lists of ids go in chunks of this. */

@@ -41,6 +41,8 @@ export interface SyncDriverOptions {
    * loop is not blocked in SQLite's own fsync; without it the connection's `synchronous` applies.
    */
   durable?: () => Promise<void>;
+  /** Each group commit reports here: `null` when it committed (and synced), else its error. */
+  onCommit?: (error: unknown) => void;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -49,7 +51,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  * The better-sqlite3 driver: the hot statements prepared once; writes group-committed. A write
  * that fails rejects alone: the batch is then run again one write per transaction.
  */
-export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10, durable: makeDurable }: SyncDriverOptions = {}): StoreDriver {
+export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10, durable: makeDurable, onCommit }: SyncDriverOptions = {}): StoreDriver {
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
@@ -58,9 +60,9 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   const insert = prepareRaw<ClaimParams>(client, claim.insert);
   const bumpStmt = claim.bump.prepare();
   const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'now', 'leaseUntil', 'limit'])).prepare();
-  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt'])).prepare();
+  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs'])).prepare();
   const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
-    'eventId', 'owner', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt',
+    'eventId', 'owner', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs',
   ])));
 
   // Which write was running when the shared transaction threw (-1: none, BEGIN or COMMIT did).
@@ -99,7 +101,13 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
           const settled = execute(writes.map((w) => w.op));
           // Only a batch holding a write that must survive a crash waits for the sync (which
           // then covers every earlier commit too).
-          if (makeDurable && writes.some((w) => w.durable)) await makeDurable();
+          try {
+            if (makeDurable && writes.some((w) => w.durable)) await makeDurable();
+          } catch (error) {
+            onCommit?.(error);
+            throw error;
+          }
+          onCommit?.(settled.some((s) => s.ok) ? null : (settled[0] as { error: unknown }).error);
           return settled;
         },
         schedule,

@@ -20,6 +20,8 @@ export interface WorkerEnv {
   ALERT_WEBHOOK_URL?: string;
   ALERT_DOWNTIME_MINUTES?: string;
   ALERT_MIN_INTERVAL_MINUTES?: string;
+  /** Turns on the admin API and inspector (a Worker secret: `wrangler secret put ADMIN_TOKEN`). */
+  ADMIN_TOKEN?: string;
 }
 
 /** The variables of `WorkerEnv` that configure podhook (everything but the bindings). */
@@ -38,6 +40,7 @@ export const WORKER_VARIABLES = [
   'ALERT_WEBHOOK_URL',
   'ALERT_DOWNTIME_MINUTES',
   'ALERT_MIN_INTERVAL_MINUTES',
+  'ADMIN_TOKEN',
 ] as const satisfies readonly (keyof WorkerEnv)[];
 
 /** The configuring variables as the plain string map `parseConfig` takes. */

@@ -1,4 +1,3 @@
-import type { Hono } from 'hono';
 import { createAlerter, type Alerter, type AlertMemory } from '../core/alerts/alerter.js';
 import { createHeartbeat } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
@@ -10,13 +9,14 @@ import type { NewDelivery } from '../core/delivery.js';
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import type { Logger } from '../core/observability/logger.js';
-import { createReceiver } from '../core/ingest/receive-delivery.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter } from '../core/dispatch/router.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createIngestHandler } from '../http/ingest.js';
-import { createApp } from '../http/create-app.js';
+import { createApp, type PodhookApp } from '../http/create-app.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createReadiness } from '../http/readiness.js';
 import { dispatchTuning, parseConfig, type Config } from '../core/config.js';
 import { createConsoleLogger } from './console-logger.js';
@@ -35,10 +35,16 @@ export interface WorkerRuntimeOptions {
   random?: () => number;
   /** Alert rate limits and handler outcomes kept across requests (one per isolate). */
   alertMemory?: (minIntervalMs: number) => AlertMemory;
+  /** Observes each delivery quarantined as a conflict (alerts). */
+  onConflict?: (conflict: DeliveryConflict) => void;
+  /** The team's middleware and routes (the entry passes src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
+  /** Admin options beyond the token (e.g. `lastDowntime`). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
 }
 
 export interface WorkerRuntime {
-  app: Hono<{ Variables: { requestId: string } }>;
+  app: PodhookApp;
   store: DeliveryStore;
   dispatcher: Dispatcher;
   config: Config;
@@ -53,6 +59,9 @@ export interface WorkerRuntime {
   lastDowntime(): Promise<Downtime | null>;
 }
 
+/** Exports hold back deliveries younger than this: concurrent isolates may commit out of received order. */
+const WORKER_EXPORT_SETTLE_MS = 5_000;
+
 /** Web Crypto keeps no I/O, so one instance (and its imported-key cache) serves every request. */
 const signatureCrypto = createWebSignatureCrypto();
 
@@ -63,7 +72,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -87,9 +96,10 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
   const beats = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const d = config.dispatch;
+  const router = createRouter(handlers);
   const dispatcher = createDispatcher({
     store,
-    router: createRouter(handlers),
+    router,
     logger: log,
     clock,
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
@@ -112,13 +122,22 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     // delivery), after the response is on its way. waitUntil keeps the invocation alive until
     // they, and anything else due, are done.
     claim: d.enabled ? withHandOff(claimOne, dispatcher, (adopt) => waitUntil(afterResponse().then(adopt).then(drain))) : claimOne,
+    quarantine: (delivery, alternateId) => store.quarantine(delivery, alternateId),
+    onConflict,
   });
 
+  const { adminToken } = config;
   const app = createApp({
     ingest: createIngestHandler({ receive, logger: log, maxBodyBytes: config.maxBodyBytes }),
     logger: log,
     webhookPath: config.webhookPath,
     readiness: createReadiness({ store, secrets }),
+    customize,
+    // No long poll on the Worker (an export answers at once); a replay drains under waitUntil.
+    admin:
+      adminToken === null
+        ? undefined
+        : () => createAdmin({ token: adminToken, store, router, logger: log, clock, maxWaitMs: 0, settleMs: WORKER_EXPORT_SETTLE_MS, wake: () => waitUntil(drain()), lastDowntime: () => beats.lastDowntime(), ...admin }),
   });
 
   return {

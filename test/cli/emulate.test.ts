@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { handlers } from '../../handlers/index.js';
+import { handlers } from '../fixtures/recording-handlers.js';
 import type { DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';

@@ -2,11 +2,11 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateWebhookUrl } from '../../src/admin/validate-webhook-url.js';
-import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
 import { SECRET_NOTE } from '../../src/emulator/create-service-emulator.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';
 import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { EMPTY_REGISTRY, PARTIAL_REGISTRY } from '../fixtures/registry-paths.js';
 import { ACCEPTED_URLS, REFUSED_URLS } from '../fixtures/webhook-urls.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { signDelivery } from '../helpers/sign.js';
@@ -68,12 +68,21 @@ describe('podhook register: the request', () => {
     expect(result.stdout).toMatch(/event types +every event \(event_types omitted/);
   });
 
-  it('sends the types that have handler modules with --only-handled', async () => {
+  it('sends the types the registry handles with --only-handled, and prints them', async () => {
     const { emu, requests } = await service();
-    const result = await runMain(['register', '--url', URL_OK, '--only-handled'], envFor(emu, dbIn(tempDir())));
-    expect(result.code).toBe(0);
-    // handlers/index.ts has one module for each of the 11 types.
-    expect(JSON.parse((await requests())[0]!.body)).toEqual({ url: URL_OK, event_types: [...EVENT_TYPES] });
+    const result = await runMain(['register', '--url', URL_OK, '--only-handled', '--handlers', PARTIAL_REGISTRY], envFor(emu, dbIn(tempDir())));
+    expect(result.code, result.stderr).toBe(0);
+    const handled = ['pod.created', 'pod.backup.completed', 'pod.backup.failed'];
+    expect(JSON.parse((await requests())[0]!.body)).toEqual({ url: URL_OK, event_types: handled });
+    expect(result.stderr).toContain(`--only-handled: subscribing to the 3 handled type(s): ${handled.join(', ')}`);
+  });
+
+  it('refuses --only-handled when no handler takes any type, sending nothing', async () => {
+    const { emu, requests } = await service();
+    const result = await runMain(['register', '--url', URL_OK, '--only-handled', '--handlers', EMPTY_REGISTRY], envFor(emu, dbIn(tempDir())));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no handler module takes any event type');
+    expect(await requests()).toEqual([]);
   });
 
   it.each(ACCEPTED_URLS)('sends %j as %s', async (input, normalised) => {
@@ -98,6 +107,7 @@ describe('podhook register: the request', () => {
     [['--events', ' , '], /event_types must not be empty/],
     [['--events', 'pod.created,pod.moved'], /unknown event type "pod.moved" \(allowed: pod.created, /],
     [['--events', 'pod.created', '--only-handled'], /cannot be used together/],
+    [['--handlers', 'x.ts'], /--handlers is only used with --only-handled/],
     [[], /--url is required/],
   ])('refuses %j before sending, exit 2', async (args, message) => {
     const { emu, requests } = await service();

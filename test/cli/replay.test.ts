@@ -165,3 +165,32 @@ describe('podhook replay', () => {
     expect(calls()).toEqual([]);
   });
 });
+
+describe('quarantined deliveries', () => {
+  it('are listed by `deliveries --status quarantined`, never dispatched, and `replay <id>` runs them', async () => {
+    const target = openNodeTarget(tempDir(), { secrets: [TEST_SECRET] });
+    target.setNow(FIXED_NOW_MS);
+    const first = signDelivery();
+    await target.fetch(toRequest(first));
+    const conflicting = { ...first, headers: { ...first.headers, 'x-svc-event-id': '0b7c53b2-2f1e-4c1a-9d3e-6a5f4e3d2c1b' } };
+    expect(await (await target.fetch(toRequest(conflicting))).json()).toMatchObject({ conflict: true });
+    const dispatcher = createDispatcher({ store: target.store, router: createRouter(handlers), logger: silentLogger, clock: () => FIXED_NOW_MS + HOUR });
+    await dispatcher.runUntilIdle();
+    expect(calls()).toEqual([`${first.eventId}/recordAll/1`]);
+    resetRecording();
+    await target.close();
+    const env = { DATABASE_PATH: target.databasePath };
+
+    const listed = await runMain(['deliveries', '--status', 'quarantined', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ event_id: '0b7c53b2-2f1e-4c1a-9d3e-6a5f4e3d2c1b', status: 'quarantined', conflict_with: first.eventId }),
+    ]);
+
+    const result = await replay(['0b7c53b2-2f1e-4c1a-9d3e-6a5f4e3d2c1b'], env);
+    expect(result.code).toBe(0);
+    expect(calls()).toEqual(['0b7c53b2-2f1e-4c1a-9d3e-6a5f4e3d2c1b/recordAll/1']);
+    const after = await inspect(target.databasePath, ['0b7c53b2-2f1e-4c1a-9d3e-6a5f4e3d2c1b']);
+    expect(after.rows[0]).toMatchObject({ status: 'processed', conflictWith: first.eventId });
+  });
+});

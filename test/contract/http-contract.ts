@@ -91,24 +91,38 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
     );
 
     it(
-      'refuses the same signed content under a new event id (409) and stores nothing for it',
+      'quarantines the same signed content under a new event id: 200 conflict:true, stored, never due; a further copy is a duplicate',
       withTarget(async (t) => {
         const d = signDelivery();
         await post(t, d);
-        const replay = { ...d, headers: { ...d.headers, 'x-svc-event-id': randomUUID() } };
-        await expectError(await post(t, replay), 409, 'conflict');
-        expect(await count(t)).toBe(1);
+        const replayId = randomUUID();
+        const replay = { ...d, headers: { ...d.headers, 'x-svc-event-id': replayId } };
+        const res = await post(t, replay);
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ received: true, event_id: replayId, duplicate: false, conflict: true });
+        expect(await t.store.get(replayId)).toMatchObject({ status: 'quarantined', conflictWith: d.eventId, nextAttemptAt: null });
         expect((await t.store.get(d.eventId))!.deliveryCount).toBe(1);
+        expect(await post(t, replay).then((r) => r.json())).toEqual({ received: true, event_id: replayId, duplicate: true });
+        expect(await count(t)).toBe(2);
       }),
     );
 
     it(
-      'refuses the same signed content under another event type (409)',
+      'quarantines the same event id under another type (200 conflict:true) and keeps the first copy',
       withTarget(async (t) => {
         const d = signDelivery();
         await post(t, d);
-        await expectError(await post(t, d, { 'x-svc-event-type': 'pod.destroyed' }), 409, 'conflict');
+        const res = await post(t, d, { 'x-svc-event-type': 'pod.destroyed' });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ received: true, event_id: d.eventId, duplicate: false, conflict: true });
         expect(await t.store.get(d.eventId)).toMatchObject({ eventType: 'pod.created', deliveryCount: 1 });
+        const [quarantined] = await t.store.list({ status: 'quarantined' });
+        expect(quarantined).toMatchObject({ eventType: 'pod.destroyed', conflictWith: d.eventId, status: 'quarantined' });
+        expect(quarantined!.eventId).not.toBe(d.eventId);
+        expect(quarantined!.headers['x-svc-event-id']).toBe(d.eventId);
+        const again = await post(t, d, { 'x-svc-event-type': 'pod.destroyed' });
+        expect(await again.json()).toEqual({ received: true, event_id: d.eventId, duplicate: true });
+        expect(await count(t)).toBe(2);
       }),
     );
 
@@ -175,7 +189,8 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
       'answers 413 payload_too_large for a declared body over the cap, before checking headers',
       withTarget(async (t) => {
         const d = signDelivery({ body: 'x'.repeat(4097) });
-        const res = await t.fetch(new Request(`${URL_BASE}/webhooks`, { method: 'POST', body: d.body, headers: { 'x-svc-event-id': 'nope' } }));
+        const declared = { 'x-svc-event-id': 'nope', 'content-length': String(d.body.length) };
+        const res = await t.fetch(new Request(`${URL_BASE}/webhooks`, { method: 'POST', body: d.body, headers: declared }));
         await expectError(res, 413, 'payload_too_large');
         expect(await count(t)).toBe(0);
         const atCap = signDelivery({ body: JSON.stringify({ pad: 'y'.repeat(4096 - 10) }) });

@@ -14,6 +14,7 @@ describe('parseConfig', () => {
       maxBodyBytes: 262144,
       logLevel: 'info',
       retentionDays: 30,
+      shutdownGraceMs: 10000,
       dispatch: {
         enabled: true,
         concurrency: 16,
@@ -24,6 +25,15 @@ describe('parseConfig', () => {
         retryMaxMs: 900000,
       },
       alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
+      adminToken: null,
+      metricsToken: null,
+      limits: {
+        maxConnections: 1024,
+        maxInflightBodyBytes: 33554432,
+        headersTimeoutMs: 10000,
+        requestTimeoutMs: 30000,
+        keepAliveTimeoutMs: 5000,
+      },
     });
   });
 
@@ -47,6 +57,16 @@ describe('parseConfig', () => {
   it('refuses an alert downtime threshold under one minute', () => {
     expect(() => parseConfig({ ALERT_DOWNTIME_MINUTES: '0' })).toThrow(/^invalid configuration: ALERT_DOWNTIME_MINUTES must be at least 1 \(got "0"\)$/);
     expect(() => parseConfig({ ALERT_MIN_INTERVAL_MINUTES: 'ten' })).toThrow(/ALERT_MIN_INTERVAL_MINUTES must be a whole number/);
+  });
+
+  it('never echoes METRICS_TOKEN in an error', () => {
+    expect(() => parseConfig({ METRICS_TOKEN: 'short-tok' })).toThrow(/^invalid configuration: METRICS_TOKEN must be at least 16 characters$/);
+  });
+
+  it('reads SHUTDOWN_GRACE_MS, and refuses a value that is not a whole number of ms', () => {
+    expect(parseConfig({ SHUTDOWN_GRACE_MS: '2500' }).shutdownGraceMs).toBe(2500);
+    expect(parseConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
+    expect(() => parseConfig({ SHUTDOWN_GRACE_MS: '10s' })).toThrow(/^invalid configuration: SHUTDOWN_GRACE_MS must be a whole number from 0 to 3600000 \(got "10s"\)$/);
   });
 
   it('splits comma-separated secrets, trimming blanks', () => {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { handlers } from '../../handlers/index.js';
+import { handlers } from '../fixtures/recording-handlers.js';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import { RETRY_SCHEDULE_MINUTES, type DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';

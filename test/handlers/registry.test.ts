@@ -1,28 +1,51 @@
 import { describe, expect, it } from 'vitest';
-import { handlers } from '../../handlers/index.js';
-import { createRouter, EVENT_TYPES } from '../../src/index.js';
-import { captureLogger } from '../helpers/capture-logger.js';
+import { checkHandlerRegistry, formatRegistryProblems } from '../../src/core/events/check-registry.js';
+import { defineHandler } from '../../src/index.js';
+import { HandlerRegistryError, loadHandlerRegistry, loadValidHandlers } from '../../src/node/handler-registry.js';
+import { BROKEN_REGISTRY, EMPTY_REGISTRY, PARTIAL_REGISTRY } from '../fixtures/registry-paths.js';
 
-describe('handlers/ registry', () => {
-  it('has a module for every event type', () => {
-    const specific = new Set(handlers.map((h) => h.pattern));
-    expect(EVENT_TYPES.filter((t) => !specific.has(t))).toEqual([]);
+describe("the project's registry (handlers/index.ts)", () => {
+  // The one check of handlers/: whatever it lists. A team may add, change or delete modules.
+  it('lists only defineHandler values, with unique names, each taking at least one event type', async () => {
+    const { problems } = await loadHandlerRegistry();
+    expect(formatRegistryProblems(problems)).toBe('');
+  });
+});
+
+describe('the registry check', () => {
+  it('names the module and what is wrong for each bad entry', async () => {
+    const { problems, registry } = await loadHandlerRegistry(BROKEN_REGISTRY);
+    expect(registry).toMatch(/test\/fixtures\/registries\/broken\/index\.ts$/);
+    const lines = formatRegistryProblems(problems).split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^test\/fixtures\/registries\/broken\/not-defined\.ts: entry 0 is a function \(forgotDefineHandler\), not a handler made by defineHandler/);
+    expect(lines[1]).toMatch(/^test\/fixtures\/registries\/broken\/same-name\.ts: entry 2: the name "notify" is already used by entry 1/);
+    expect(lines[2]).toMatch(/^test\/fixtures\/registries\/broken\/no-type\.ts: entry 3 \("backups"\): the pattern "pod\.backups\.\*" takes none of the 11 event types/);
   });
 
-  it('has unique names (they key the ledger)', () => {
-    expect(() => createRouter(handlers)).not.toThrow();
+  it('refuses an invalid registry where one is loaded to run, listing every problem', async () => {
+    const error = await loadValidHandlers(BROKEN_REGISTRY).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HandlerRegistryError);
+    expect((error as HandlerRegistryError).problems).toHaveLength(3);
+    expect((error as Error).message).toMatch(/^the handler registry .*broken\/index\.ts is not valid:\n.*not-defined\.ts: /);
   });
 
-  it.each(EVENT_TYPES)('the %s example logs what happened, with the pod fields', async (type) => {
-    const handler = handlers.find((h) => h.pattern === type)!;
-    const log = captureLogger();
-    const payload = { data: { pod: { id: 'pod-123', name: 'research-bot', status: 'provisioning' }, expires_at: '2026-12-01T00:00:00Z', error: 'quota' } };
-    await handler.handle(
-      { id: 'e1', type, signatureTimestamp: 1, receivedAt: new Date(), payload, rawBody: new Uint8Array(), attempt: 1 },
-      { log: log.logger, signal: new AbortController().signal },
-    );
-    const [line] = log.records();
-    expect(line).toMatchObject({ pod_id: 'pod-123', pod_name: 'research-bot' });
-    expect(String(line!.msg)).toMatch(/^pod /);
+  it('accepts an empty registry and a partial one', async () => {
+    expect(await loadValidHandlers(EMPTY_REGISTRY)).toEqual([]);
+    expect((await loadValidHandlers(PARTIAL_REGISTRY)).map((h) => [h.name, h.pattern])).toEqual([
+      ['welcome', 'pod.created'],
+      ['archiveBackups', 'pod.backup.*'],
+    ]);
+  });
+
+  it('refuses a registry that is not a list, or a module that does not load', async () => {
+    expect(checkHandlerRegistry({ handlers: [] }, { registry: 'handlers/index.ts' })).toEqual([
+      { module: 'handlers/index.ts', index: -1, message: 'must export `handlers`, an array of defineHandler(...) values (got a plain object)' },
+    ]);
+    const handMade = { pattern: 'pod.created', name: 'handMade', handle: async () => {} };
+    expect(checkHandlerRegistry([handMade], { registry: 'r.ts' })[0]!.message).toMatch(/entry 0 is a plain object, not a handler made by defineHandler/);
+    // A spread copy keeps defineHandler's mark (a way to rename one).
+    expect(checkHandlerRegistry([{ ...defineHandler('pod.created', async function copied() {}), name: 'renamed' }], { registry: 'r.ts' })).toEqual([]);
+    await expect(loadHandlerRegistry('/no/such/registry.ts')).rejects.toThrow(/^\/no\/such\/registry\.ts could not be loaded: /);
   });
 });

@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_WEBHOOK_PATH } from '../../src/http/create-app.js';
 import { createNodeListener } from '../../src/node/node-listener.js';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import { parseConfig } from '../../src/core/config.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
 import type { Logger } from '../../src/core/observability/logger.js';
 import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
+import type { PodhookApp } from '../../src/http/create-app.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { dbIn } from './temp-dir.js';
 
@@ -15,11 +15,18 @@ export interface NodeTarget extends HttpTarget {
   databasePath: string;
 }
 
+export interface NodeTargetExtras {
+  logger?: Logger;
+  busyTimeoutMs?: number;
+  handlers?: readonly HandlerDefinition[];
+  customize?: (app: PodhookApp) => void;
+}
+
 /** The Node runtime on a real SQLite file, driven in-process through `app.request`. */
 export function openNodeTarget(
   dir: string,
   { secrets, maxBodyBytes }: HttpTargetOptions,
-  { logger = silentLogger, busyTimeoutMs, handlers }: { logger?: Logger; busyTimeoutMs?: number; handlers?: readonly HandlerDefinition[] } = {},
+  { logger = silentLogger, busyTimeoutMs, handlers, customize }: NodeTargetExtras = {},
 ): NodeTarget {
   let now = Date.now();
   const databasePath = dbIn(dir);
@@ -30,7 +37,7 @@ export function openNodeTarget(
     // Tests drive dispatch explicitly (runtime.dispatcher.runUntilIdle()), so rows stay as ingest left them.
     DISPATCHER: 'off',
   });
-  const runtime = createNodeRuntime({ config, logger, clock: () => now, busyTimeoutMs, handlers });
+  const runtime = createNodeRuntime({ config, logger, clock: () => now, busyTimeoutMs, handlers, customize });
   return {
     runtime,
     databasePath,
@@ -45,18 +52,16 @@ export function openNodeTarget(
 
 /**
  * The same runtime behind a real `node:http` server on 127.0.0.1 with the production listener
- * (ingest straight over Node's request; everything else through Hono): requests travel over TCP.
+ * (the Hono app over @hono/node-server, ingest reading Node's own request): requests travel over TCP.
  */
 export async function openNodeHttpTarget(
   dir: string,
   options: HttpTargetOptions,
-  extra: { logger?: Logger; busyTimeoutMs?: number; handlers?: readonly HandlerDefinition[] } = {},
+  extra: NodeTargetExtras = {},
 ): Promise<NodeTarget> {
   const target = openNodeTarget(dir, options, extra);
   const { runtime } = target;
-  const server = createServer(
-    createNodeListener({ fetch: runtime.app.fetch, ingest: runtime.ingest, webhookPath: DEFAULT_WEBHOOK_PATH }),
-  );
+  const server = createServer(createNodeListener(runtime.app));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/podhook.js', import.meta.url));
 
@@ -31,9 +32,12 @@ export interface ServerProcess {
   output: () => string;
 }
 
-/** Starts `podhook serve [args]` in a child process and waits for its "listening" line. */
-export async function spawnServer(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+/**
+ * Starts `podhook serve` in a child process and waits for its "listening" line. It serves a
+ * fixture registry (`--handlers`), never the project's handlers/.
+ */
+export async function spawnServer(env: Record<string, string>, { handlers = RECORDING_REGISTRY }: { handlers?: string } = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--handlers', handlers], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -74,7 +74,7 @@ describe('alerts from a running podhook serve', () => {
         RETRY_MAX_MS: '5',
         DISPATCH_POLL_MS: '20',
       },
-      ['--handlers', FAILING],
+      { handlers: FAILING },
     );
     running.push(server);
 
@@ -117,7 +117,7 @@ describe('alerts from a running podhook serve', () => {
     await seeded.store.writeHeartbeat(lastBeat);
     seeded.close();
 
-    const server = await spawnServer({ DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, ALERT_WEBHOOK_URL: receiver.url }, ['--handlers', FAILING]);
+    const server = await spawnServer({ DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, ALERT_WEBHOOK_URL: receiver.url }, { handlers: FAILING });
     running.push(server);
     await vi.waitFor(() => expect(receiver.raw.length, 'a downtime alert').toBeGreaterThan(0), { timeout: 15_000 });
     const [alert] = receiver.alerts();
@@ -160,7 +160,7 @@ describe('alerts from a running podhook serve', () => {
     await seeded.store.writeHeartbeat(lastBeat);
     seeded.close();
 
-    const server = await spawnServer({ DATABASE_PATH: path, ALERT_WEBHOOK_URL: receiver.url, ALERT_DOWNTIME_MINUTES: '5' }, ['--handlers', FAILING]);
+    const server = await spawnServer({ DATABASE_PATH: path, ALERT_WEBHOOK_URL: receiver.url, ALERT_DOWNTIME_MINUTES: '5' }, { handlers: FAILING });
     running.push(server);
     // The start's heartbeat has been written: the downtime check is done.
     const beatAt = async () => {

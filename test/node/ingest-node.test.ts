@@ -83,7 +83,8 @@ describe('Node ingest: failure paths', () => {
     await target.fetch(toRequest(good, undefined, { 'x-request-id': 'req-dupe-0001' }));
     await target.fetch(toRequest(forged, undefined, { 'x-request-id': 'req-forged-01' }));
     await target.fetch(toRequest(malformed));
-    await target.fetch(toRequest({ ...good, headers: { ...good.headers, 'x-svc-event-id': randomUUID() } }));
+    const replayId = randomUUID();
+    await target.fetch(toRequest({ ...good, headers: { ...good.headers, 'x-svc-event-id': replayId } }));
     target.close();
 
     const records = log.records().filter((r) => r.msg === 'delivery');
@@ -92,7 +93,14 @@ describe('Node ingest: failure paths', () => {
     expect(records[1]).toMatchObject({ request_id: 'req-dupe-0001', outcome: 'duplicate' });
     expect(records[2]).toMatchObject({ request_id: 'req-forged-01', outcome: 'rejected', status: 401, reason: 'signature_mismatch', level: 40 });
     expect(records[3]).toMatchObject({ status: 400, reason: 'malformed_signature:bad_v1_signature' });
-    expect(records[4]).toMatchObject({ status: 409, reason: 'replayed_content', level: 40 });
+    expect(records[4]).toMatchObject({
+      outcome: 'quarantined',
+      status: 200,
+      level: 40,
+      event_id: replayId,
+      event_type: 'pod.created',
+      conflict_with: { event_id: good.eventId, event_type: 'pod.created' },
+    });
     for (const r of records) expect(typeof r.latency_ms).toBe('number');
 
     const text = log.text();

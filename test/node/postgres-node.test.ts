@@ -6,9 +6,9 @@ import { openPostgres } from '../../src/node/postgres-database.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
 import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
+import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
 import { runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 
-const RECORDING = fileURLToPath(new URL('../fixtures/recording-handlers.ts', import.meta.url));
 const STALLING = fileURLToPath(new URL('../fixtures/stalling-handlers.ts', import.meta.url));
 const running: ServerProcess[] = [];
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -27,8 +27,8 @@ const now = () => signDelivery({ t: Math.floor(Date.now() / 1000) });
 const post = (url: string, d: SignedDelivery) => fetch(`${url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
 const passwordOf = (url: string) => decodeURIComponent(new URL(url).password);
 
-async function serve(env: Record<string, string>, args: string[] = ['--handlers', RECORDING]) {
-  const server = await spawnServer({ SVC_WEBHOOK_SECRET: TEST_SECRET, DISPATCH_POLL_MS: '50', ...env }, args);
+async function serve(env: Record<string, string>, handlers = RECORDING_REGISTRY) {
+  const server = await spawnServer({ SVC_WEBHOOK_SECRET: TEST_SECRET, DISPATCH_POLL_MS: '50', ...env }, { handlers });
   running.push(server);
   return server;
 }
@@ -105,8 +105,8 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
   it('runs on a live replica the work of one killed with SIGKILL mid-handler, once its lease runs out', async () => {
     const url = await freshDatabaseUrl();
     // Lease = handler timeout + 5 s: a short timeout keeps the test short.
-    const stuck = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', STALL_HANDLERS: '1' }, ['--handlers', STALLING]);
-    const live = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', DISPATCH_POLL_MS: '100' }, ['--handlers', STALLING]);
+    const stuck = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', STALL_HANDLERS: '1' }, STALLING);
+    const live = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', DISPATCH_POLL_MS: '100' }, STALLING);
     await vi.waitFor(async () => expect((await fetch(`${stuck.url}/readyz`)).status).toBe(200), { timeout: 15_000 });
     const d = now();
     expect((await post(stuck.url, d)).status).toBe(200);

@@ -34,14 +34,7 @@ export function newDelivery(overrides: Partial<NewDelivery> = {}): NewDelivery {
  */
 export function describeStoreContract(name: string, open: () => Promise<StoreUnderTest>) {
   describe(`store contract: ${name}`, () => {
-    const withStore = (fn: (store: DeliveryStore) => Promise<void>) => async () => {
-      const s = await open();
-      try {
-        await fn(s.store);
-      } finally {
-        await s.close();
-      }
-    };
+    const withStore = storeRunner(open);
 
     it(
       'stores a new delivery byte-exact, with its headers and status',
@@ -102,6 +95,52 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
           { outcome: 'conflict' },
         ]);
         expect(await store.get(d.eventId)).toMatchObject({ eventType: 'pod.created', deliveryCount: 1 });
+      }),
+    );
+
+    it(
+      'quarantines signed content stored under another id: its own row, never due, a further copy is a duplicate',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const replay = newDelivery({ signatureT: d.signatureT, contentDigest: d.contentDigest, body: d.body });
+        expect(await store.claim([replay])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.quarantine(replay, randomUUID())).toEqual({
+          outcome: 'quarantined',
+          eventId: replay.eventId,
+          conflictWith: { eventId: d.eventId, eventType: 'pod.created' },
+        });
+        expect(await store.get(replay.eventId)).toMatchObject({
+          eventType: 'pod.created',
+          status: 'quarantined',
+          conflictWith: d.eventId,
+          nextAttemptAt: null,
+          deliveryCount: 1,
+        });
+        expect(await store.claim([replay])).toEqual([{ outcome: 'duplicate', deliveryCount: 2 }]);
+        expect((await store.leaseDue({ owner: 'o', now: replay.receivedAt + 1, leaseMs: 1000, limit: 10 })).map((r) => r.eventId)).toEqual([d.eventId]);
+        expect((await store.list({ status: 'quarantined' })).map((r) => r.eventId)).toEqual([replay.eventId]);
+        expect((await store.get(d.eventId))!.deliveryCount).toBe(1);
+      }),
+    );
+
+    it(
+      'quarantines a stored id under another type as its alternate id; a further copy is a duplicate',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const other = newDelivery({ eventId: d.eventId, eventType: 'pod.destroyed' });
+        const alternate = randomUUID();
+        expect(await store.claim([other])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.quarantine(other, alternate)).toEqual({
+          outcome: 'quarantined',
+          eventId: alternate,
+          conflictWith: { eventId: d.eventId, eventType: 'pod.created' },
+        });
+        expect(await store.get(alternate)).toMatchObject({ eventType: 'pod.destroyed', status: 'quarantined', conflictWith: d.eventId });
+        expect(await store.claim([other])).toEqual([{ outcome: 'conflict' }]);
+        expect(await store.quarantine(other, alternate)).toEqual({ outcome: 'duplicate', deliveryCount: 2 });
+        expect(await store.get(d.eventId)).toMatchObject({ eventType: 'pod.created', deliveryCount: 1, status: 'queued' });
       }),
     );
 
@@ -371,7 +410,34 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
         expect(await store.readHeartbeat()).toEqual({ beatAt: 5_000_000, downtime: { from: 930_000, until: 5_000_000 } });
       }),
     );
+
+    it(
+      'keeps podhook listen\'s position per remote, replaced on each write',
+      withStore(async (store) => {
+        const a = 'https://hooks.example.com';
+        expect(await store.readListenPosition(a)).toBeNull();
+        await store.writeListenPosition(a, { cursor: null, since: 1000 }, 1000);
+        expect(await store.readListenPosition(a)).toEqual({ cursor: null, since: 1000 });
+        await store.writeListenPosition(a, { cursor: '2000.x', since: 1000 }, 2000);
+        await store.writeListenPosition('https://other.example.com/podhook', { cursor: '9.y', since: 5 }, 2000);
+        expect(await store.readListenPosition(a)).toEqual({ cursor: '2000.x', since: 1000 });
+        expect(await store.readListenPosition('https://other.example.com/podhook')).toEqual({ cursor: '9.y', since: 5 });
+      }),
+    );
   });
+  describeAdminStoreContract(name, open);
+}
+
+/** Runs a test body on a freshly opened store, closing it afterwards. */
+function storeRunner(open: () => Promise<StoreUnderTest>) {
+  return (fn: (store: DeliveryStore) => Promise<void>) => async () => {
+    const s = await open();
+    try {
+      await fn(s.store);
+    } finally {
+      await s.close();
+    }
+  };
 }
 
 /** An exported delivery as import hands it to the store. */
@@ -385,4 +451,73 @@ function imported(d: NewDelivery, overrides: Partial<ImportedDelivery>): Importe
     processedAt: null,
     ...overrides,
   };
+}
+
+/** The admin store methods: newest-first paging, requeue for a replay, and the stats counts. */
+export function describeAdminStoreContract(name: string, open: () => Promise<StoreUnderTest>) {
+  describe(`admin store contract: ${name}`, () => {
+    const withStore = storeRunner(open);
+
+    it(
+      'pages newest first with a keyset after the last row',
+      withStore(async (store) => {
+        const [a, b, c] = [newDelivery(), newDelivery(), newDelivery()];
+        await store.claim([a!, b!, c!]);
+        const first = await store.scan({ order: 'desc', limit: 2 });
+        expect(first.map((d) => d.eventId)).toEqual([c!.eventId, b!.eventId]);
+        const rest = await store.scan({ order: 'desc', limit: 2, after: first.at(-1)! });
+        expect(rest.map((d) => d.eventId)).toEqual([a!.eventId]);
+      }),
+    );
+
+    it(
+      'keeps each run duration and failure count, counts stats, and requeues only rows its owner leased',
+      withStore(async (store) => {
+        const d = newDelivery({ eventType: 'pod.backup.failed' });
+        const ok = newDelivery();
+        await store.claim([d, ok]);
+        const now = ok.receivedAt + 10;
+        await store.leaseDue({ owner: 'dispatcher', now, leaseMs: 1000, limit: 10 });
+        await store.completeDispatch([
+          {
+            eventId: d.eventId, owner: 'dispatcher', status: 'dead', attempts: 1, lastError: 'h: Error: boom', nextAttemptAt: null, now, durationMs: 7,
+            runs: [{ eventId: d.eventId, handler: 'h', status: 'failed', attempts: 1, lastError: 'Error: boom', durationMs: 7 }],
+          },
+          { eventId: ok.eventId, owner: 'dispatcher', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now, durationMs: 3, runs: [] },
+        ]);
+        expect(await store.handlerRuns([d.eventId])).toEqual([
+          { eventId: d.eventId, handler: 'h', status: 'failed', attempts: 1, lastError: 'Error: boom', durationMs: 7, at: now },
+        ]);
+        expect((await store.get(ok.eventId))!.durationMs).toBe(3);
+        const stats = await store.deliveryStats({ since: d.receivedAt - 1, maxSamples: 100 });
+        const hour = Math.floor(d.receivedAt / 3_600_000) * 3_600_000;
+        expect(stats.hourly.filter((r) => r.hour === hour).reduce((n, r) => n + r.count, 0)).toBeGreaterThanOrEqual(1);
+        expect(stats.ledger).toEqual([{ handler: 'h', runs: 1, failures: 1 }]);
+        expect(stats.firstAttempt).toEqual([{ eventType: 'pod.created', count: 1 }]);
+        expect(stats.durations).toEqual(
+          expect.arrayContaining([{ handler: 'h', eventType: 'pod.backup.failed', durationMs: 7 }, { handler: null, eventType: 'pod.created', durationMs: 3 }]),
+        );
+        expect(stats.dead).toBe(1);
+
+        const runs = [{ handler: 'h', status: 'queued' as const, attempts: 1 }];
+        // Not leased by this owner: nothing changes.
+        expect(await store.requeue({ owner: 'admin', now: now + 1, deliveries: [{ eventId: d.eventId, runs }] })).toBe(0);
+        expect(await store.leaseEvents({ eventIds: [d.eventId], owner: 'admin', now: now + 1, leaseMs: 1000 })).toHaveLength(1);
+        expect(await store.requeue({ owner: 'admin', now: now + 2, deliveries: [{ eventId: d.eventId, runs }] })).toBe(1);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'queued', nextAttemptAt: now + 2, lastError: 'h: Error: boom' });
+        // Queued to run again; the last run's error and duration stay until it runs.
+        expect(await store.handlerRuns([d.eventId])).toMatchObject([{ status: 'queued', attempts: 1, lastError: 'Error: boom', durationMs: 7 }]);
+        const due = await store.leaseDue({ owner: 'dispatcher', now: now + 2, leaseMs: 1000, limit: 10 });
+        expect(due.map((r) => r.eventId)).toEqual([d.eventId]);
+        // A second failure of the same handler adds to its count.
+        await store.completeDispatch([
+          {
+            eventId: d.eventId, owner: 'dispatcher', status: 'dead', attempts: 2, lastError: 'h: Error: again', nextAttemptAt: null, now: now + 3, durationMs: 5,
+            runs: [{ eventId: d.eventId, handler: 'h', status: 'failed', attempts: 2, lastError: 'Error: again', durationMs: 5 }],
+          },
+        ]);
+        expect((await store.deliveryStats({ since: d.receivedAt - 1, maxSamples: 100 })).ledger).toEqual([{ handler: 'h', runs: 2, failures: 2 }]);
+      }),
+    );
+  });
 }

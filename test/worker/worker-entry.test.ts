@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env, exports } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineHandler } from '../../src/core/events/define-handler.js';
-import worker from '../../src/worker/index.js';
+import worker from './fixture-entry.js';
 import { createD1Store } from '../../src/worker/d1-store.js';
 import { newDelivery } from '../store/store-contract.js';
 import { signDelivery, toRequest } from '../helpers/sign.js';
@@ -23,7 +23,7 @@ function watchHandlerRuns() {
       .map((r) => `${String(r.handler)}:${String(r.outcome)}:${String(r.attempt)}`);
 }
 
-describe('Worker entry (src/worker/index.ts, the handlers of handlers/index.ts)', () => {
+describe('Worker entry (createWorker as src/worker/index.ts uses it, with a fixture registry)', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('stores a signed delivery in D1, answers 200, then runs its handlers in waitUntil', async () => {
@@ -36,7 +36,7 @@ describe('Worker entry (src/worker/index.ts, the handlers of handlers/index.ts)'
     expect(await res.json()).toEqual({ received: true, event_id: d.eventId, duplicate: false });
     await waitOnExecutionContext(ctx);
     expect(await createD1Store(env.DB).get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1, lastError: null });
-    expect(handlerRuns(d.eventId)).toEqual(['podCreated:succeeded:1']);
+    expect(handlerRuns(d.eventId)).toEqual(['recordAll:succeeded:1']);
   });
 
   it('serves the same through the runtime (the deployed default export, wrangler.toml vars and binding)', async () => {
@@ -48,8 +48,8 @@ describe('Worker entry (src/worker/index.ts, the handlers of handlers/index.ts)'
     const d = fresh();
     const res = await exports.default.fetch(toRequest(d));
     expect(res.status).toBe(200);
-    await vi.waitFor(async () => expect((await createD1Store(env.DB).get(d.eventId))?.status === 'processed').toBe(true), { timeout: 5000 });
-    expect(handlerRuns(d.eventId)).toEqual(['podCreated:succeeded:1']);
+    await vi.waitFor(async () => expect((await createD1Store(env.DB).get(d.eventId))?.status).toBe('processed'), { timeout: 5000 });
+    expect(handlerRuns(d.eventId)).toEqual(['recordAll:succeeded:1']);
     // The signature is checked: a wrong secret stores nothing.
     const forged = signDelivery({ t: Math.floor(Date.now() / 1000), secret: 'not-the-secret' });
     expect((await exports.default.fetch(toRequest(forged))).status).toBe(401);

@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
+import type { PodhookApp } from '../../src/http/create-app.js';
 import { silentLogger, type Logger } from '../../src/core/observability/logger.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { createD1Store } from '../../src/worker/d1-store.js';
@@ -22,6 +23,8 @@ export interface WorkerTargetOptions {
   db?: D1Database;
   handlers?: readonly HandlerDefinition[];
   logger?: Logger;
+  /** The team's middleware and routes (as src/app.ts supplies them). */
+  customize?: (app: PodhookApp) => void;
   /** Extra variables (wrangler.toml's `[vars]` apply first). */
   vars?: Partial<Record<Exclude<keyof WorkerEnv, 'DB'>, string>>;
 }
@@ -32,11 +35,11 @@ export interface WorkerTargetOptions {
  */
 export async function openWorkerTarget(
   { secrets, maxBodyBytes }: HttpTargetOptions,
-  { db = env.CONTRACT_DB, handlers = [], logger = silentLogger, vars = {} }: WorkerTargetOptions = {},
+  { db = env.CONTRACT_DB, handlers = [], logger = silentLogger, vars = {}, customize }: WorkerTargetOptions = {},
 ): Promise<WorkerTarget> {
   await emptyD1(db);
   let now = Date.now();
-  const worker = createWorker({ handlers, logger, clock: () => now, random: () => 0.5 });
+  const worker = createWorker({ handlers, logger, clock: () => now, random: () => 0.5, customize });
   const workerEnv: WorkerEnv = {
     ...env,
     DB: db,

@@ -1,28 +1,12 @@
-import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
+import { DELIVERY_STATUSES } from '../../core/delivery.js';
+import { deliveryJson } from '../../core/transfer/delivery-export.js';
 import { parseConfig } from '../../core/config.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { openExistingStore, parseFilters } from '../delivery-filters.js';
 import { parseEventType } from '../event-arguments.js';
 import { formatTable } from '../format-table.js';
 
-/** The JSON shape of a delivery in CLI output (no body: see `podhook export`). */
-export function deliveryJson(d: Delivery) {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return {
-    event_id: d.eventId,
-    event_type: d.eventType,
-    status: d.status,
-    attempts: d.attempts,
-    delivery_count: d.deliveryCount,
-    received_at: iso(d.receivedAt),
-    last_received_at: iso(d.lastReceivedAt),
-    last_error: d.lastError,
-    signature_t: d.signatureT,
-    next_attempt_at: iso(d.nextAttemptAt),
-    processed_at: iso(d.processedAt),
-    body_bytes: d.body.byteLength,
-  };
-}
+export { deliveryJson };
 
 export const deliveriesCommand = defineCommand({
   name: 'deliveries',
@@ -34,8 +18,9 @@ export const deliveriesCommand = defineCommand({
   --limit N    at most N rows (default 50)
   --json       a JSON array of objects: event_id, event_type, status, attempts,
                delivery_count, received_at, last_received_at, last_error, signature_t,
-               next_attempt_at, processed_at, body_bytes; values are whole (the table
-               cuts long ones, ending them in ...)
+               next_attempt_at, processed_at, body_bytes, conflict_with (the stored
+               delivery a quarantined one conflicts with); values are whole (the
+               table cuts long ones, ending them in ...)
 
 Reads DATABASE_PATH (default ./data/podhook.db), like the server.
 Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { handlers } from '../../../handlers/index.js';
 import { validateCreateWebhookBody } from '../../admin/create-webhook-body.js';
 import { secretFingerprint } from '../../admin/secret-fingerprint.js';
 import { createServiceClient } from '../../admin/service-client.js';
@@ -10,8 +9,10 @@ import { API_KEY_HOME, type CreatedWebhook } from '../../admin/webhook.js';
 import { EVENT_TYPES } from '../../core/events/event-types.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { describeStore, parseConfig } from '../../core/config.js';
+import { loadValidHandlers } from '../../node/handler-registry.js';
 import { openConfiguredStore, type OpenedStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';
 
 /** `podhook register`'s exit codes: one per outcome a script may want to tell apart. */
@@ -31,7 +32,7 @@ const MAX_WAIT_SECONDS = 120;
 export const registerCommand = defineCommand({
   name: 'register',
   summary: 'Create the webhook at the service and store its one-time signing secret.',
-  usage: 'podhook register --url <https url> [--events T,T,... | --only-handled] [--show-secret] [--secret-file PATH] [--wrangler]',
+  usage: 'podhook register --url <https url> [--events T,T,... | --only-handled [--handlers MODULE]] [--show-secret] [--secret-file PATH] [--wrangler]',
   help: `Creates the webhook with POST $SVC_BASE_URL/pods/v1/webhooks and stores the signing secret
 the service shows once in DATABASE_PATH, where the running receiver accepts it at once (no restart).
 
@@ -41,7 +42,10 @@ Options:
                      Checked before anything is sent.
   --events T,T,...   the event types to receive (of: ${EVENT_TYPES.join(', ')}).
                      Without it (and without --only-handled) event_types is omitted: every event.
-  --only-handled     only the types that have a handler module in handlers/index.ts
+  --only-handled     only the types some handler in handlers/index.ts takes (a wildcard
+                     handler takes every type it matches); prints them before sending.
+                     \`podhook handlers\` shows the same view
+${HANDLERS_HELP}
   --show-secret      also print the secret (it is never printed otherwise)
   --secret-file PATH also write the secret to PATH, created owner-only (0600); PATH must not exist
   --wrangler         also pipe the secret (on stdin, never argv) to
@@ -75,6 +79,7 @@ On a failure the service's x-request-id is printed, for support.`,
     'secret-file': { type: 'string' },
     wrangler: { type: 'boolean' },
     'allow-local-url': { type: 'boolean' },
+    ...HANDLERS_OPTION,
   },
   aliases: { 'allow-local-urls': 'allow-local-url' },
   async run({ values }, io) {
@@ -83,7 +88,10 @@ On a failure the service's x-request-id is printed, for support.`,
     // Everything that can be checked locally is, before a request costs rate-limit budget.
     const url = values.url;
     if (url === undefined) throw new UsageError('--url is required');
-    const eventTypes = chosenEventTypes(values.events, values['only-handled'] === true);
+    const onlyHandled = values['only-handled'] === true;
+    if (values.handlers !== undefined && !onlyHandled) throw new UsageError('--handlers is only used with --only-handled');
+    const eventTypes = await chosenEventTypes(values.events, onlyHandled, values.handlers);
+    if (onlyHandled && eventTypes) say(`--only-handled: subscribing to the ${eventTypes.length} handled type(s): ${eventTypes.join(', ')}`);
     const verdict = validateCreateWebhookBody(
       { url, ...(eventTypes && { event_types: eventTypes }) },
       { allowLocal: values['allow-local-url'] === true },
@@ -176,11 +184,11 @@ On a failure the service's x-request-id is printed, for support.`,
 });
 
 /** `--events` split and trimmed, or the handled types, or undefined for every event. */
-function chosenEventTypes(events: string | undefined, onlyHandled: boolean): string[] | undefined {
+async function chosenEventTypes(events: string | undefined, onlyHandled: boolean, registry: string | undefined): Promise<string[] | undefined> {
   if (events !== undefined && onlyHandled) throw new UsageError('--events and --only-handled cannot be used together');
   if (events !== undefined) return events.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (!onlyHandled) return undefined;
-  const router = createRouter(handlers);
+  const router = createRouter(await loadValidHandlers(registry));
   const handled = EVENT_TYPES.filter((type) => router.handlersFor(type).length > 0);
   if (handled.length === 0) throw new UsageError('--only-handled: no handler module takes any event type (see handlers/index.ts)');
   return handled;

@@ -4,9 +4,11 @@ import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../cor
 import { createRouter } from '../../core/dispatch/router.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
+import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
-import { loadHandlers } from '../load-handlers.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
+import { escapeControl } from '../format-table.js';
 import { FILTER_HELP, FILTER_OPTIONS, hasFilters, openExistingStore, parseFilters } from '../delivery-filters.js';
 import { parseEventId } from '../event-arguments.js';
 
@@ -19,8 +21,7 @@ ${FILTER_HELP}
 
 Options:
   --handler NAME     run only this handler (its name in the ledger, e.g. podCreated)
-  --handlers MODULE  the handler list to use: a module exporting \`handlers\` (or a default
-                     export) like handlers/index.ts (default: this project's handlers/)
+${HANDLERS_HELP}
   --dry-run          print what would run; run nothing, write nothing
 
 Each selected delivery runs through its handlers exactly as the dispatcher runs them (schema,
@@ -40,7 +41,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
   options: {
     ...FILTER_OPTIONS,
     handler: { type: 'string' },
-    handlers: { type: 'string' },
+    ...HANDLERS_OPTION,
     'dry-run': { type: 'boolean' },
   },
   allowPositionals: true,
@@ -51,7 +52,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       throw new UsageError('name the deliveries to replay: event ids, or --status, --type or --since');
     }
     const ids = positionals.map((id) => parseEventId(id));
-    const handlers = await loadHandlers(values.handlers);
+    const handlers = await loadValidHandlers(values.handlers);
     const only = values.handler;
     if (only !== undefined && !handlers.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${handlers.map((h) => h.name).join(', ') || 'none'})`);
@@ -87,7 +88,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
         const result = await replayer.replay(delivery);
         tally[result.outcome]++;
         runs += result.runs.length;
-        io.stdout(`${head(delivery)}  ${describe(delivery, result)}\n`);
+        io.stdout(`${head(delivery)}  ${escapeControl(describe(delivery, result))}\n`);
       }
     } finally {
       await close();
@@ -113,7 +114,7 @@ function stderrLogger(io: CommandIo, level: ReturnType<typeof parseConfig>['logL
   return createNodeLogger({ level, destination: { write: (line: string) => io.stderr(line) } });
 }
 
-const head = (d: Delivery) => `${d.eventId}  ${d.eventType.padEnd(20)}  ${d.status.padEnd(9)}`;
+const head = (d: Delivery) => `${d.eventId}  ${escapeControl(d.eventType).padEnd(20)}  ${d.status.padEnd(9)}`;
 
 function describe(d: Delivery, r: ReplayResult): string {
   const ran = r.runs.map((run) => run.handler).join(', ');

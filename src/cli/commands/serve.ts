@@ -1,8 +1,10 @@
+import { customizeApp } from '../../app.js';
 import { parseConfig } from '../../core/config.js';
+import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
 import { defineCommand, EXIT } from '../command.js';
-import { loadHandlers } from '../load-handlers.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 
 export const CONFIG_HELP = `Environment (validated at start; a bad value stops with one line naming it):
   PORT, HOST            where the server listens          (3000, 0.0.0.0)
@@ -21,6 +23,19 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   DISPATCH_POLL_MS      how often due retries are looked for (1000)
   HANDLER_TIMEOUT_MS    time limit per handler call          (30000)
   RETRY_BASE_MS, RETRY_MAX_MS  backoff: base and cap         (2000, 900000)
+  SHUTDOWN_GRACE_MS     on SIGTERM/SIGINT, time for open     (10000)
+                        requests and running handlers
+  ADMIN_TOKEN           turns on /_podhook/ (admin API, inspector); at least
+                        32 characters                        (unset: off, 404)
+  METRICS_TOKEN         bearer token GET /metrics asks for   (none: open; expose it
+                        (16+ characters)                     only inside your network)
+  MAX_CONNECTIONS       open connections; more are closed    (1024)
+  MAX_INFLIGHT_BODY_BYTES  body bytes read at once, all      (33554432)
+                        requests; beyond it 503 + Retry-After
+  HEADERS_TIMEOUT_MS    time to receive a request's headers  (10000)
+  REQUEST_TIMEOUT_MS    time to receive a whole request      (30000)
+  KEEP_ALIVE_TIMEOUT_MS idle kept-alive connection closed    (5000)
+
   ALERT_WEBHOOK_URL     where alerts are POSTed: https://, or http:// to
                         127.0.0.1/::1/localhost (none: alerts only logged)
   ALERT_DOWNTIME_MINUTES  a longer gap in heartbeats is a downtime (5, >= 1)
@@ -31,26 +46,27 @@ export const serveCommand = defineCommand({
   summary: 'Run the webhook receiver (what `npm start` runs).',
   usage: 'podhook serve [--handlers MODULE]',
   help: `Options:
-  --handlers MODULE  the handler list to run: a module exporting \`handlers\` (or a default
-                     export) like handlers/index.ts (default: this project's handlers/)
+${HANDLERS_HELP}
 
 ${CONFIG_HELP}
 
-Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics.
+Routes: POST $WEBHOOK_PATH (ingest), GET /healthz, GET /readyz, GET /metrics,
+/_podhook/ (admin API and inspector, with ADMIN_TOKEN).
 Stops gracefully on SIGTERM or SIGINT.
 
-Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration.`,
-  options: { handlers: { type: 'string' } },
+Exit codes: 0 stopped by a signal, 1 failed while running, 2 invalid configuration (or an
+invalid handler registry: the message names the module and what is wrong).`,
+  options: { ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const handlers = await loadHandlers(values.handlers as string | undefined);
+    const handlers = await loadValidHandlers(values.handlers);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
     // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
     const signal = new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers });
+    const server = await startServer({ config, logger, handlers, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     return EXIT.ok;

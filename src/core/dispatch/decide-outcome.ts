@@ -1,7 +1,7 @@
 import { retryDelayMs, type BackoffOptions } from './backoff.js';
 import type { DispatchOutcome, HandlerRun } from '../delivery-store.js';
 import type { Delivery } from '../delivery.js';
-import { describeFailures, type HandlerResult } from './run-handler.js';
+import { attemptDuration, describeFailures, ledgerRuns, type HandlerResult } from './run-handler.js';
 
 /** What one dispatch attempt found: no handler, a body handlers cannot read, or the handlers' results. */
 export type AttemptReport =
@@ -52,15 +52,12 @@ export function decideOutcome(
   }
   const attempts = delivery.attempts + 1;
   // A delivery processed at its first attempt needs no ledger rows: its status says every handler succeeded.
-  const runs: HandlerRun[] = !failed && !hadLedger ? [] : results.map((r) => toRun(delivery.eventId, r));
-  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, null, null, now, runs);
+  const runs: HandlerRun[] = !failed && !hadLedger ? [] : ledgerRuns(delivery.eventId, results);
+  const durationMs = attemptDuration(results);
+  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, null, null, now, runs, durationMs);
   const lastError = describeFailures(results);
-  if (permanent || attempts >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs);
-  return outcome(delivery.eventId, owner, 'failed', attempts, lastError, now + retryDelayMs(attempts, backoff), now, runs);
-}
-
-function toRun(eventId: string, r: HandlerResult): HandlerRun {
-  return { eventId, handler: r.handler, status: r.ok ? 'succeeded' : 'failed', attempts: r.attempt, lastError: r.error };
+  if (permanent || attempts >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs, durationMs);
+  return outcome(delivery.eventId, owner, 'failed', attempts, lastError, now + retryDelayMs(attempts, backoff), now, runs, durationMs);
 }
 
 function outcome(
@@ -72,6 +69,7 @@ function outcome(
   nextAttemptAt: number | null,
   now: number,
   runs: HandlerRun[],
+  durationMs: number | null = null,
 ): DispatchOutcome {
-  return { eventId, owner, status, attempts, lastError, nextAttemptAt, now, runs };
+  return { eventId, owner, status, attempts, lastError, nextAttemptAt, now, runs, durationMs };
 }

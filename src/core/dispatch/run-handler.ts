@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { HandlerContext, HandlerDefinition, PodEvent } from '../events/define-handler.js';
 import type { Delivery } from '../delivery.js';
+import type { HandlerRun } from '../delivery-store.js';
 import type { EventType } from '../events/event-types.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -24,6 +25,8 @@ export interface HandlerResult {
   /** Ended by `abortAll` (shutdown): the call did not finish, so it is no attempt at all. */
   interrupted: boolean;
   error: string | null;
+  /** How long the call took (schema check included). */
+  durationMs: number;
 }
 
 export interface HandlerRunnerOptions {
@@ -61,6 +64,23 @@ export function parseDeliveryBody(body: Uint8Array): { ok: true; payload: unknow
 }
 
 /** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
+/** How long an attempt's handlers ran: they run together, so the slowest one; null when none ran. */
+export function attemptDuration(results: readonly HandlerResult[]): number | null {
+  return results.length === 0 ? null : Math.max(...results.map((r) => r.durationMs));
+}
+
+/** The ledger rows of one attempt's results. */
+export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): HandlerRun[] {
+  return results.map((r) => ({
+    eventId,
+    handler: r.handler,
+    status: r.ok ? 'succeeded' : 'failed',
+    attempts: r.attempt,
+    lastError: r.error,
+    durationMs: r.durationMs,
+  }));
+}
+
 export function describeFailures(results: readonly HandlerResult[]): string | null {
   if (results.every((r) => r.ok)) return null;
   return results
@@ -127,9 +147,10 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
-    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null };
+    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0 };
     const report = (outcome: HandlerOutcome) => {
       const durationMs = clock() - started;
+      result.durationMs = durationMs;
       observer.handlerFinished?.(h.name, delivery.eventType, outcome, durationMs);
       const line = { duration_ms: durationMs, outcome, ...(result.error ? { error: result.error } : {}) };
       if (outcome === 'succeeded') log.info(line, 'handler run');

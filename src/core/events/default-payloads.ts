@@ -62,7 +62,10 @@ const BUILDERS = {
   'pod.backup.failed': (id, now) => ({ pod: pod(id, now, 'active'), backupId: crypto.randomUUID(), error: 'upload_expired: the upload URL was not used within 15 minutes' }),
 } satisfies Record<EventType, PayloadBuilder>;
 
+/** The shape of one type's default payload (what `podhook trigger` and `testEvent` send). */
+export type DefaultPayload<T extends EventType> = ReturnType<(typeof BUILDERS)[T]>;
+
 /** A plausible payload for one of the 11 event types (see `pod()` for why it is a stand-in). */
-export function defaultPayload(type: EventType, { now, podId = crypto.randomUUID() }: DefaultPayloadOptions): Record<string, unknown> {
-  return BUILDERS[type](podId, now);
+export function defaultPayload<T extends EventType>(type: T, { now, podId = crypto.randomUUID() }: DefaultPayloadOptions): DefaultPayload<T> {
+  return BUILDERS[type](podId, now) as DefaultPayload<T>;
 }

@@ -3,6 +3,9 @@ import type { EventPayload } from './event-schemas.js';
 import type { EventType } from './event-types.js';
 import type { Logger } from '../observability/logger.js';
 
+// A registered symbol, so a handler made by another copy of this module (dist/ and src/) still counts.
+const DEFINED = Symbol.for('podhook.defineHandler');
+
 /** `pod.backup.failed` → `pod` | `pod.backup` */
 type Prefixes<T extends string> = T extends `${infer Head}.${infer Tail}` ? Head | `${Head}.${Prefixes<Tail>}` : never;
 
@@ -98,5 +101,11 @@ export function defineHandler(
     schema: options.schema,
     timeoutMs: options.timeoutMs,
     handle,
+    [DEFINED]: true,
   });
+}
+
+/** Whether a value was made by `defineHandler` (the registry check and `podhook handlers` ask). */
+export function isDefinedHandler(value: unknown): value is HandlerDefinition {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[DEFINED] === true;
 }

@@ -1,10 +1,11 @@
 import type { Clock } from '../clock.js';
-import type { ClaimResult, NewDelivery } from '../delivery.js';
-import { ConflictError, InvalidRequestError, PodhookError, UnavailableError } from '../errors.js';
+import type { ClaimResult, NewDelivery, QuarantineResult } from '../delivery.js';
+import { InvalidRequestError, PodhookError, UnavailableError } from '../errors.js';
 import { inspectBody } from './inspect-body.js';
 import type { SecretSource } from '../signing/secret-source.js';
 import type { SignatureCrypto } from '../signing/signature-crypto.js';
-import { verifySignature } from '../signing/verify-signature.js';
+import { checkSignatureHeader, verifyMac } from '../signing/verify-signature.js';
+import { KEPT_HEADERS } from './kept-headers.js';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
 export const EVENT_TYPE_HEADER = 'x-svc-event-type';
@@ -13,8 +14,6 @@ export const EVENT_ID_HEADER = 'x-svc-event-id';
 /** The shape of an event id (`x-svc-event-id` must be a uuid). */
 export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const MAX_EVENT_TYPE_LENGTH = 200;
-/** Headers never kept with a stored delivery: credentials, and the signature itself. */
-const DROPPED_HEADERS = new Set([SIGNATURE_HEADER, 'authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
 
 /** Header access as both `Headers` and Node adapters provide it. */
 export interface HeaderSource {
@@ -28,23 +27,48 @@ export interface ReceiverOptions {
   secrets: SecretSource;
   /** Durably stores one delivery; resolves after its commit (Node batches these into one transaction). */
   claim: (delivery: NewDelivery) => Promise<ClaimResult>;
+  /** Stores a conflicting delivery as `quarantined` (`DeliveryStore.quarantine`); only called on a conflict. */
+  quarantine: (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>;
+  /** Observes each newly quarantined delivery (alerts); never its body. */
+  onConflict?: (conflict: DeliveryConflict) => void;
   toleranceSeconds?: number;
+}
+
+/** An authentic delivery that conflicts with a stored one: the same signed content or id under another id or type. */
+export interface DeliveryConflict {
+  eventId: string;
+  eventType: string;
+  /** The id the quarantined copy is stored under (the sent id, or one derived from id and type when that is taken). */
+  storedAs: string;
+  /** The stored delivery it conflicts with. */
+  conflictWith: { eventId: string; eventType: string } | null;
 }
 
 export interface ReceiveResult {
   eventId: string;
   eventType: string;
   duplicate: boolean;
-  status: NewDelivery['status'];
+  status: NewDelivery['status'] | 'quarantined';
+  /** Set when this delivery was quarantined just now. */
+  conflict?: DeliveryConflict;
 }
 
 /**
- * The ingest pipeline, free of any framework: headers, then signature, then window, then the
- * store (the body size is capped by the adapter while reading). Nothing unauthenticated reaches
- * the store. Throws a `PodhookError` for every refusal.
+ * The ingest pipeline, free of any framework: headers, then the signature header and its window,
+ * then the body (read only now, capped by the adapter), then the MAC, then the store. Nothing
+ * unauthenticated reaches the store. Throws a `PodhookError` for every refusal.
  */
-export function createReceiver({ crypto, clock, secrets, claim, toleranceSeconds }: ReceiverOptions) {
-  return async function receiveDelivery(headers: HeaderSource, body: Uint8Array): Promise<ReceiveResult> {
+export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, toleranceSeconds }: ReceiverOptions) {
+  const store = async <T>(write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof PodhookError) throw error;
+      throw new UnavailableError('The delivery could not be stored; retry later.', 'store_unavailable', { cause: error });
+    }
+  };
+  /** `body` may be a reader: it is called only once the headers and the signature's window pass. */
+  return async function receiveDelivery(headers: HeaderSource, body: Uint8Array | (() => Promise<Uint8Array>)): Promise<ReceiveResult> {
     const rawId = headers.get(EVENT_ID_HEADER);
     if (rawId == null || rawId === '') throw new InvalidRequestError('Missing x-svc-event-id header.', 'missing_event_id');
     if (!UUID.test(rawId)) throw new InvalidRequestError('x-svc-event-id must be a uuid.', 'malformed_event_id');
@@ -55,11 +79,10 @@ export function createReceiver({ crypto, clock, secrets, claim, toleranceSeconds
     }
     const eventId = rawId.toLowerCase();
 
-    const signature = await verifySignature(headers.get(SIGNATURE_HEADER), body, await secrets.getSecrets(), {
-      crypto,
-      clock,
-      toleranceSeconds,
-    });
+    const secretList = await secrets.getSecrets();
+    const signature = checkSignatureHeader(headers.get(SIGNATURE_HEADER), secretList, { clock, toleranceSeconds });
+    if (typeof body === 'function') body = await body();
+    await verifyMac(signature, body, secretList, crypto);
 
     const delivery: NewDelivery = {
       eventId,
@@ -72,18 +95,32 @@ export function createReceiver({ crypto, clock, secrets, claim, toleranceSeconds
       ...inspectBody(eventType, body),
     };
 
-    let result: ClaimResult;
-    try {
-      result = await claim(delivery);
-    } catch (error) {
-      if (error instanceof PodhookError) throw error;
-      throw new UnavailableError('The delivery could not be stored; retry later.', 'store_unavailable', { cause: error });
+    const result: ClaimResult = await store(() => claim(delivery));
+    if (result.outcome !== 'conflict') {
+      return { eventId, eventType, duplicate: result.outcome === 'duplicate', status: delivery.status };
     }
-    if (result.outcome === 'conflict') {
-      throw new ConflictError('This signed content was already received under another event id or type.');
+    // Refusing would let whoever replayed the signed content first cut the subscription: the
+    // conflict is stored where no handler runs it, and surfaced.
+    const alternateId = uuidFrom(await crypto.digest(eventId, encoder.encode(eventType)));
+    const quarantined = await store(() => quarantine({ ...delivery, lease: undefined }, alternateId));
+    if (quarantined.outcome === 'duplicate') return { eventId, eventType, duplicate: true, status: 'quarantined' };
+    if (quarantined.outcome === 'conflict') {
+      // Another copy changed the row between the claim and the quarantine: the sender retries.
+      throw new UnavailableError('The delivery could not be stored; retry later.', 'store_conflict_race', { retryAfterSeconds: 1 });
     }
-    return { eventId, eventType, duplicate: result.outcome === 'duplicate', status: delivery.status };
+    const conflict: DeliveryConflict = { eventId, eventType, storedAs: quarantined.eventId, conflictWith: quarantined.conflictWith };
+    onConflict?.(conflict);
+    return { eventId, eventType, duplicate: false, status: 'quarantined', conflict };
   };
+}
+
+const encoder = new TextEncoder();
+
+/** A uuid-shaped id (version 8, name-based) from a digest: stable for one event id and type. */
+function uuidFrom(digest: Uint8Array): string {
+  const hex = Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 export type ReceiveDelivery = ReturnType<typeof createReceiver>;
@@ -92,7 +129,7 @@ function keptHeaders(headers: HeaderSource): Record<string, string> {
   const kept: Record<string, string> = {};
   headers.forEach((value, name) => {
     const key = name.toLowerCase();
-    if (!DROPPED_HEADERS.has(key)) kept[key] = value;
+    if (KEPT_HEADERS.has(key)) kept[key] = value;
   });
   return kept;
 }

@@ -1,5 +1,6 @@
 import type { DispatchObserver } from '../dispatch/dispatcher.js';
-import type { DeliveryStore } from '../delivery-store.js';
+import type { Clock } from '../clock.js';
+import type { DeliveryStore, QueueStats } from '../delivery-store.js';
 import { isEventType } from '../events/event-types.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
@@ -8,6 +9,12 @@ const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 /** Only known types become label values: header values of refused requests are attacker-chosen. */
 const typeLabel = (type: string | undefined) => (type && isEventType(type) ? type : 'other');
+
+export interface PodhookMetricsOptions {
+  clock?: Clock;
+  /** How old the queue gauges may be before a scrape reads the store again (default 15 s). */
+  refreshMs?: number;
+}
 
 export interface PodhookMetrics {
   registry: MetricsRegistry;
@@ -19,10 +26,25 @@ export interface PodhookMetrics {
 
 /**
  * podhook's metrics: deliveries by outcome and type, verification failures by reason, ingest
- * latency, dispatch lag (receipt → handler start), handler runs and failures, and, read from the
- * store at scrape time, queue depth and dead letters.
+ * latency, dispatch lag (receipt → handler start), handler runs and failures, and queue depth and
+ * dead letters read from the store at most once per `refreshMs`, whatever the number of scrapers
+ * (the counts scan the open rows, which a backlog makes long).
  */
-export function createPodhookMetrics(store: DeliveryStore): PodhookMetrics {
+export function createPodhookMetrics(
+  store: Pick<DeliveryStore, 'queueStats'>,
+  { clock = Date.now, refreshMs = 15_000 }: PodhookMetricsOptions = {},
+): PodhookMetrics {
+  let cached: { at: number; stats: Promise<QueueStats> } | undefined;
+  const queueStats = () => {
+    const now = clock();
+    if (!cached || now - cached.at >= refreshMs) {
+      const stats = store.queueStats();
+      // A failed read is not kept: the next scrape tries again.
+      stats.catch(() => (cached = undefined));
+      cached = { at: now, stats };
+    }
+    return cached.stats;
+  };
   const registry = createMetricsRegistry();
   const deliveries = registry.counter('podhook_deliveries_total', 'Ingest answers by outcome and event type.');
   const verification = registry.counter('podhook_verification_failures_total', 'Deliveries refused before the store, by reason.');
@@ -33,13 +55,13 @@ export function createPodhookMetrics(store: DeliveryStore): PodhookMetrics {
   const failures = registry.counter('podhook_handler_failures_total', 'Failed handler runs (errors, time-outs, invalid payloads).');
   const finished = registry.counter('podhook_dispatch_outcomes_total', 'Dispatch attempts by resulting status and event type.');
   registry.gauge('podhook_queue_depth', 'Deliveries waiting for their handlers, by status.', async () => {
-    const s = await store.queueStats();
+    const s = await queueStats();
     return [
       [{ status: 'queued' }, s.queued],
       [{ status: 'failed' }, s.failed],
     ];
   });
-  registry.gauge('podhook_dead_letters', 'Deliveries in status dead.', async () => [[{}, (await store.queueStats()).dead]]);
+  registry.gauge('podhook_dead_letters', 'Deliveries in status dead.', async () => [[{}, (await queueStats()).dead]]);
 
   return {
     registry,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
 import { DELIVERY_STATUSES, type Delivery } from '../delivery.js';
 import { PodhookError } from '../errors.js';
+import { keptHeaders } from '../ingest/kept-headers.js';
 
 /**
  * The export format: JSON Lines, one self-describing object per delivery, each carrying this
@@ -29,6 +30,7 @@ const ExportRecordSchema = z.object({
   next_attempt_at: isoTime.nullable().default(null),
   processed_at: isoTime.nullable().default(null),
   headers: z.record(z.string(), z.string()).default({}),
+  conflict_with: z.guid().transform((id) => id.toLowerCase()).nullable().optional(),
   body_base64: z.string().transform((text, ctx) => {
     try {
       return base64ToBytes(text);
@@ -56,6 +58,8 @@ export interface ExportRecord {
   processed_at: string | null;
   /** The request headers kept at ingest (never the signature). */
   headers: Record<string, string>;
+  /** The stored delivery a quarantined one conflicted with (absent otherwise). */
+  conflict_with?: string;
   /** The raw body, byte-exact: base64 keeps bytes that are not UTF-8. */
   body_base64: string;
 }
@@ -68,6 +72,28 @@ export class ExportFormatError extends PodhookError {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * A delivery as one row of `podhook deliveries --json` and `GET /_podhook/api/deliveries`
+ * (no body: the export record carries it).
+ */
+export function deliveryJson(d: Delivery) {
+  return {
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    delivery_count: d.deliveryCount,
+    received_at: iso(d.receivedAt),
+    last_received_at: iso(d.lastReceivedAt),
+    last_error: d.lastError,
+    signature_t: d.signatureT,
+    next_attempt_at: iso(d.nextAttemptAt),
+    processed_at: iso(d.processedAt),
+    body_bytes: d.body.byteLength,
+    conflict_with: d.conflictWith ?? null,
+  };
+}
 
 /** A stored delivery as one export record. */
 export function toExportRecord(d: Delivery): ExportRecord {
@@ -84,7 +110,9 @@ export function toExportRecord(d: Delivery): ExportRecord {
     last_error: d.lastError,
     next_attempt_at: iso(d.nextAttemptAt),
     processed_at: iso(d.processedAt),
-    headers: d.headers,
+    // Rows stored before the allowlist may hold more: never export them.
+    headers: keptHeaders(d.headers),
+    ...(d.conflictWith ? { conflict_with: d.conflictWith } : {}),
     body_base64: bytesToBase64(d.body),
   };
 }
@@ -118,7 +146,7 @@ export function parseExportLine(line: string): Delivery {
     body: r.body_base64,
     // z.record assigns each key, and assigning `__proto__` sets the prototype instead of keeping
     // the header: rebuild from the validated JSON's own entries so every key comes back as data.
-    headers: Object.fromEntries(Object.entries((json as { headers?: Record<string, string> }).headers ?? {})),
+    headers: keptHeaders(Object.fromEntries(Object.entries((json as { headers?: Record<string, string> }).headers ?? {}))),
     receivedAt: r.received_at,
     lastReceivedAt: r.last_received_at ?? r.received_at,
     deliveryCount: r.delivery_count,
@@ -127,5 +155,6 @@ export function parseExportLine(line: string): Delivery {
     lastError: r.last_error,
     nextAttemptAt: r.next_attempt_at,
     processedAt: r.processed_at,
+    ...(r.conflict_with ? { conflictWith: r.conflict_with } : {}),
   };
 }

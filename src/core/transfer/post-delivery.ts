@@ -22,6 +22,8 @@ export interface PostAnswer {
   error: string | null;
   /** The response body as text (empty when none came). */
   body: string;
+  /** A 3xx's `location`: redirects are never followed (the body would be sent elsewhere). */
+  redirect?: string | null;
 }
 
 export interface DeliveryPosterOptions {
@@ -49,7 +51,12 @@ export function createDeliveryPoster({ url, secret, crypto, clock = systemClock,
         headers: { 'content-type': d.contentType ?? 'application/json', 'user-agent': 'podhook', ...headers },
         body: d.body as Uint8Array<ArrayBuffer>,
         signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'manual',
       });
+      if (res.status >= 300 && res.status <= 399) {
+        await res.body?.cancel();
+        return { eventId: d.eventId, status: res.status, duplicate: null, error: 'redirect', body: '', redirect: res.headers.get('location') };
+      }
       const body = await res.text();
       const json = parseJson(body);
       return {
@@ -68,6 +75,8 @@ export function createDeliveryPoster({ url, secret, crypto, clock = systemClock,
 /** One word or two for grouping answers in a summary: `200 new`, `200 duplicate`, `401 unauthorized`, `no answer (ECONNREFUSED)`. */
 export function answerLabel(a: PostAnswer): string {
   if (a.status === null) return `no answer (${a.error})`;
+  if (a.status >= 300 && a.status <= 399) return `${a.status} redirect to ${a.redirect ?? '(no location)'} (not followed)`;
+  if (a.duplicate === false && parseJson(a.body)?.conflict === true) return `${a.status} quarantined (conflict)`;
   if (a.duplicate !== null) return `${a.status} ${a.duplicate ? 'duplicate' : 'new'}`;
   return a.error ? `${a.status} ${a.error}` : String(a.status);
 }

@@ -1,9 +1,9 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
-import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome, HandlerRun } from '../delivery-store.js';
+import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome } from '../delivery-store.js';
 import type { Logger } from '../observability/logger.js';
 import type { Router } from '../dispatch/router.js';
-import { createHandlerRunner, describeFailures, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
+import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
 
 export interface ReplayerOptions {
   store: DeliveryStore;
@@ -97,7 +97,8 @@ export function createReplayer({
       owner,
       attempts: leased.attempts + 1,
       now: clock(),
-      runs: runs.map((r): HandlerRun => ({ eventId: leased.eventId, handler: r.handler, status: r.ok ? 'succeeded' : 'failed', attempts: r.attempt, lastError: r.error })),
+      runs: ledgerRuns(leased.eventId, runs),
+      durationMs: attemptDuration(runs),
     };
     let outcome: DispatchOutcome;
     if (lastError !== null) {
@@ -105,8 +106,8 @@ export function createReplayer({
     } else if (failedElsewhere) {
       // Another handler still has a failure on record, so the delivery is not done: it keeps its
       // status (a failed one retries on schedule). Only a dispatched row has a ledger, so a
-      // queued one cannot get here; were it to, it would become due like a failed one.
-      const kept = leased.status === 'queued' ? 'failed' : leased.status;
+      // queued or quarantined one cannot get here; were it to, it would become due like a failed one.
+      const kept = leased.status === 'queued' || leased.status === 'quarantined' ? 'failed' : leased.status;
       outcome = { ...base, status: kept, lastError: leased.lastError, nextAttemptAt: kept === 'failed' ? (leased.nextAttemptAt ?? base.now) : null };
     } else {
       outcome = { ...base, status: 'processed', lastError: null, nextAttemptAt: null };

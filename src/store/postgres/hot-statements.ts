@@ -68,20 +68,21 @@ returning *`,
 export const COMPLETE_DISPATCH = {
   name: 'podhook_complete_dispatch',
   text: `with o as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::int8[], $7::int8[])
-    as o(event_id, owner, status, attempts, last_error, next_attempt_at, processed_at)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::int8[], $7::int8[], $8::int4[])
+    as o(event_id, owner, status, attempts, last_error, next_attempt_at, processed_at, duration_ms)
 ), done as (
   update deliveries d
   set status = o.status, attempts = o.attempts, last_error = o.last_error, next_attempt_at = o.next_attempt_at,
-      processed_at = o.processed_at, lease_owner = null, lease_until = null
+      processed_at = o.processed_at, duration_ms = o.duration_ms, lease_owner = null, lease_until = null
   from o where d.event_id = o.event_id and d.lease_owner = o.owner
   returning d.event_id
 )
-insert into handler_runs (event_id, handler, status, attempts, last_error, updated_at)
-select r.event_id, r.handler, r.status, r.attempts, r.last_error, r.updated_at
-from unnest($8::text[], $9::text[], $10::text[], $11::int4[], $12::text[], $13::int8[])
-  as r(event_id, handler, status, attempts, last_error, updated_at)
+insert into handler_runs (event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
+select r.event_id, r.handler, r.status, r.attempts, r.last_error, r.updated_at, r.duration_ms, r.failures
+from unnest($9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14::int8[], $15::int4[], $16::int4[])
+  as r(event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
 where r.event_id in (select event_id from done)
 on conflict (event_id, handler) do update
-set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, updated_at = excluded.updated_at`,
+set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, updated_at = excluded.updated_at,
+    duration_ms = excluded.duration_ms, failures = handler_runs.failures + excluded.failures`,
 };

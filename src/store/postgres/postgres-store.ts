@@ -5,11 +5,12 @@ import { createBatcher } from '../../core/batcher.js';
 import type { ClaimResult, DeliveryStore } from '../../core/delivery-store.js';
 import type { NewDelivery } from '../../core/delivery.js';
 import { deliveryFilters, downtimeColumns, fromSecretRow, heartbeatRecord, importedRow, importResult, secretMatch, secretRow } from '../row-values.js';
-import { claimParams, outcomeParams, toDelivery } from '../statements.js';
+import { claimParams, outcomeParams, toDelivery, toQuarantineResult } from '../statements.js';
+import { postgresAdminMethods } from './postgres-admin.js';
 import { CLAIM_BUMP, CLAIM_INSERT, COMPLETE_DISPATCH, LEASE_DUE } from './hot-statements.js';
 import * as schema from './schema.js';
 
-const { deliveries, handlerRuns, webhookSecrets, heartbeats } = schema;
+const { deliveries, handlerRuns, webhookSecrets, heartbeats, listenCursors } = schema;
 type Row = typeof deliveries.$inferSelect;
 export type PostgresDatabase = NodePgDatabase<typeof schema> & { $client: pg.Pool };
 
@@ -45,6 +46,8 @@ function fromRaw(r: Record<string, unknown>): Row {
     leaseOwner: r.lease_owner as string | null,
     leaseUntil: n(r.lease_until),
     processedAt: n(r.processed_at),
+    durationMs: n(r.duration_ms),
+    conflictWith: r.conflict_with as string | null,
   };
 }
 
@@ -139,6 +142,44 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
 
   return {
     claim,
+    async quarantine(delivery, alternateId) {
+      const p = claimParams(delivery);
+      // As src/store/statements.ts's quarantineStatements: what it conflicts with, a copy already
+      // quarantined under the alternate id, else a new quarantined row; one transaction, off the hot path.
+      return db.transaction(async (tx) => {
+        const byId = tx.select({ id: deliveries.eventId }).from(deliveries).where(eq(deliveries.eventId, p.eventId));
+        const byContent = tx
+          .select({ id: deliveries.eventId })
+          .from(deliveries)
+          .where(and(eq(deliveries.signatureT, p.signatureT), eq(deliveries.contentDigest, p.contentDigest), isNull(deliveries.conflictWith)));
+        const conflictWith = sql`coalesce((${byId}), (${byContent}))`;
+        const stored = await tx
+          .select({ eventId: deliveries.eventId, eventType: deliveries.eventType })
+          .from(deliveries)
+          .where(sql`${deliveries.eventId} = ${conflictWith}`);
+        const bumped = await tx
+          .update(deliveries)
+          .set({ deliveryCount: sql`${deliveries.deliveryCount} + 1`, lastReceivedAt: p.receivedAt })
+          .where(and(eq(deliveries.eventId, alternateId), eq(deliveries.eventType, p.eventType)))
+          .returning({ deliveryCount: deliveries.deliveryCount });
+        const inserted = await tx
+          .insert(deliveries)
+          .values({
+            ...p,
+            eventId: sql`case when exists (${byId}) then ${alternateId}::text else ${p.eventId}::text end`,
+            lastReceivedAt: p.receivedAt,
+            status: 'quarantined',
+            lastError: 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)',
+            nextAttemptAt: null,
+            leaseOwner: null,
+            leaseUntil: null,
+            conflictWith,
+          })
+          .onConflictDoNothing()
+          .returning({ eventId: deliveries.eventId });
+        return toQuarantineResult(stored, bumped, inserted);
+      });
+    },
     async get(eventId) {
       const [row] = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
       return row ? toDelivery(row) : null;
@@ -182,21 +223,28 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
     async handlerRuns(eventIds) {
       if (eventIds.length === 0) return [];
       const rows = await db.select().from(handlerRuns).where(inArray(handlerRuns.eventId, [...eventIds]));
-      return rows.map(({ eventId, handler, status, attempts, lastError }) => ({ eventId, handler, status, attempts, lastError }));
+      return rows.map(({ eventId, handler, status, attempts, lastError, durationMs, updatedAt }) => ({
+        eventId, handler, status, attempts, lastError, durationMs, at: updatedAt,
+      }));
     },
     async completeDispatch(outcomes) {
       if (outcomes.length === 0) return;
       const all = outcomes.map(outcomeParams);
       const o = all.map((x) => x.outcome);
-      // One ledger row per (event, handler): the last outcome of a batch wins, as in sequence.
-      const runs = [...new Map(all.flatMap((x) => x.runs).map((r) => [`${r.eventId}\u0000${r.handler}`, r])).values()];
+      // One ledger row per (event, handler): the last outcome of a batch wins, its failures add up, as in sequence.
+      const byRun = new Map<string, (typeof all)[number]['runs'][number] & { failures: number }>();
+      for (const r of all.flatMap((x) => x.runs)) {
+        const key = `${r.eventId}\u0000${r.handler}`;
+        byRun.set(key, { ...r, failures: (byRun.get(key)?.failures ?? 0) + (r.status === 'failed' ? 1 : 0) });
+      }
+      const runs = [...byRun.values()];
       await pool.query({
         ...COMPLETE_DISPATCH,
         values: [
           o.map((x) => x.eventId), o.map((x) => x.owner), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
-          o.map((x) => x.nextAttemptAt), o.map((x) => x.processedAt),
+          o.map((x) => x.nextAttemptAt), o.map((x) => x.processedAt), o.map((x) => x.durationMs),
           runs.map((r) => r.eventId), runs.map((r) => r.handler), runs.map((r) => r.status), runs.map((r) => r.attempts),
-          runs.map((r) => r.lastError), runs.map((r) => r.updatedAt),
+          runs.map((r) => r.lastError), runs.map((r) => r.updatedAt), runs.map((r) => r.durationMs), runs.map((r) => r.failures),
         ],
       });
     },
@@ -235,19 +283,21 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
       return stats;
     },
 
-    async scan({ status, eventType, since, after, limit }) {
+    async scan({ status, eventType, since, before, after, limit, order = 'asc' }) {
+      // Newest first pages backwards: strictly before `after`, in descending key order.
+      const [beyond, by] = order === 'asc' ? [gt, asc] : [lt, desc];
+      // Byte order on ids, as SQLite compares them, whatever the database's collation.
+      const id = sql`${deliveries.eventId} collate "C"`;
       const rows = await db
         .select()
         .from(deliveries)
         .where(deliveryFilters(
           deliveries,
           { status, eventType, since },
-          // Byte order on ids, as SQLite compares them, whatever the database's collation.
-          after
-            ? or(gt(deliveries.receivedAt, after.receivedAt), and(eq(deliveries.receivedAt, after.receivedAt), sql`${deliveries.eventId} collate "C" > ${after.eventId}`))
-            : undefined,
+          before !== undefined ? lt(deliveries.receivedAt, before) : undefined,
+          after ? or(beyond(deliveries.receivedAt, after.receivedAt), and(eq(deliveries.receivedAt, after.receivedAt), beyond(id, after.eventId))) : undefined,
         ))
-        .orderBy(asc(deliveries.receivedAt), sql`${deliveries.eventId} collate "C"`)
+        .orderBy(by(deliveries.receivedAt), by(id))
         .limit(limit);
       return rows.map(toDelivery);
     },
@@ -291,6 +341,19 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
       const down = downtimeColumns(downtime);
       await db.insert(heartbeats).values({ name: RECEIVER, beatAt, ...down }).onConflictDoUpdate({ target: heartbeats.name, set: { beatAt, ...down } });
     },
+
+    async readListenPosition(remote) {
+      const [row] = await db.select().from(listenCursors).where(eq(listenCursors.remote, remote)).limit(1);
+      return row ? { cursor: row.cursor, since: row.since } : null;
+    },
+    async writeListenPosition(remote, { cursor, since }, now) {
+      await db
+        .insert(listenCursors)
+        .values({ remote, cursor, since, updatedAt: now })
+        .onConflictDoUpdate({ target: listenCursors.remote, set: { cursor, since, updatedAt: now } });
+    },
+
+    ...postgresAdminMethods(db),
   };
 }
 

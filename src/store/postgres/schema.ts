@@ -28,16 +28,18 @@ export const deliveries = pgTable(
     receivedAt: millis('received_at').notNull(),
     lastReceivedAt: millis('last_received_at').notNull(),
     deliveryCount: integer('delivery_count').notNull().default(1),
-    status: text('status', { enum: ['queued', 'processed', 'failed', 'dead', 'ignored'] }).notNull(),
+    status: text('status', { enum: ['queued', 'processed', 'failed', 'dead', 'ignored', 'quarantined'] }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     nextAttemptAt: millis('next_attempt_at'),
     leaseOwner: text('lease_owner'),
     leaseUntil: millis('lease_until'),
     processedAt: millis('processed_at'),
+    durationMs: integer('duration_ms'),
+    conflictWith: text('conflict_with'),
   },
   (t) => [
-    uniqueIndex('deliveries_signed_content_uq').on(t.signatureT, t.contentDigest),
+    uniqueIndex('deliveries_signed_content_uq').on(t.signatureT, t.contentDigest).where(sql`${t.conflictWith} is null`),
     index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('queued', 'failed')`),
     index('deliveries_open_status_idx').on(t.status).where(sql`${t.status} in ('queued', 'failed', 'dead')`),
     index('deliveries_received_idx').on(t.receivedAt),
@@ -49,10 +51,12 @@ export const handlerRuns = pgTable(
   {
     eventId: text('event_id').notNull(),
     handler: text('handler').notNull(),
-    status: text('status', { enum: ['succeeded', 'failed'] }).notNull(),
+    status: text('status', { enum: ['succeeded', 'failed', 'queued'] }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     updatedAt: millis('updated_at').notNull(),
+    durationMs: integer('duration_ms'),
+    failures: integer('failures').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.eventId, t.handler] })],
 );
@@ -72,4 +76,11 @@ export const heartbeats = pgTable('heartbeats', {
   beatAt: millis('beat_at').notNull(),
   downFrom: millis('down_from'),
   downUntil: millis('down_until'),
+});
+
+export const listenCursors = pgTable('listen_cursors', {
+  remote: text('remote').primaryKey(),
+  cursor: text('cursor'),
+  since: millis('since').notNull(),
+  updatedAt: millis('updated_at').notNull(),
 });

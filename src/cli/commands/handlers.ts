@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import type { StoredSecret } from '../../core/delivery-store.js';
+import { coverageMismatch, handlerCoverage, subscribedTypes } from '../../core/events/handler-coverage.js';
+import { describeStore, parseConfig } from '../../core/config.js';
+import { loadValidRegistry } from '../../node/handler-registry.js';
+import { openConfiguredStore } from '../../node/open-store.js';
+import { defineCommand, EXIT } from '../command.js';
+import { formatTable } from '../format-table.js';
+import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
+
+export const handlersCommand = defineCommand({
+  name: 'handlers',
+  summary: 'Show what handles what: the handler registry, each event type, and the webhook subscription.',
+  usage: 'podhook handlers [--json] [--handlers MODULE]',
+  help: `Lists each handler (name, pattern, the types it takes), then each of the 11 event types
+with its handlers and, where \`podhook register\` stored a webhook in DATABASE_PATH, whether that
+webhook is subscribed to it. Two mismatches are flagged with "!":
+  subscribed but unhandled   the delivery is stored as ignored
+  handled but not subscribed the service never sends it (register again with --events or
+                             --only-handled)
+
+Options:
+  --json             {"handlers":[{"name","pattern","types":[...]}],
+                      "types":[{"type","handlers":[...],"subscribed":true|false|null}]}
+                     (subscribed is null when no webhook was stored by podhook register)
+${HANDLERS_HELP}
+
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db) if it
+exists; never creates it.
+Exit codes: 0 listed, 2 bad usage, configuration, or an invalid handler registry (the message
+names the module and what is wrong).`,
+  options: { json: { type: 'boolean' }, ...HANDLERS_OPTION },
+  async run({ values }, io) {
+    const config = parseConfig(io.env);
+    const { registry, handlers } = await loadValidRegistry(values.handlers as string | undefined);
+
+    let secrets: StoredSecret[] = [];
+    if (config.databaseUrl !== null || existsSync(config.databasePath)) {
+      const { store, close } = await openConfiguredStore(config);
+      try {
+        secrets = await store.listSecrets();
+      } finally {
+        await close();
+      }
+    }
+    const coverage = handlerCoverage(handlers, subscribedTypes(secrets));
+    if (values.json) {
+      io.stdout(`${JSON.stringify(coverage, null, 2)}\n`);
+      return EXIT.ok;
+    }
+
+    const webhooks = secrets.filter((s) => s.webhookId !== null);
+    const out: string[] = [];
+    out.push(`Handlers in ${registry}: ${handlers.length}`);
+    if (handlers.length > 0) {
+      out.push(formatTable(['name', 'pattern', 'types'], coverage.handlers.map((h) => ({ ...h, types: h.types.length === 11 ? 'all 11' : h.types.join(', ') })), 200));
+    } else {
+      out.push('  (none: every delivery is stored as ignored)\n');
+    }
+    out.push(
+      webhooks.length === 0
+        ? `Event types (no webhook stored by podhook register in ${describeStore(config).database}: subscription unknown):`
+        : `Event types (webhook${webhooks.length > 1 ? 's' : ''} ${webhooks.map((w) => `${w.webhookId} → ${w.url}`).join(', ')}):`,
+    );
+    const rows = coverage.types.map((t) => {
+      const mismatch = coverageMismatch(t);
+      return {
+        type: t.type,
+        handlers: t.handlers.join(', ') || '(none)',
+        subscribed: t.subscribed === null ? '?' : t.subscribed ? 'yes' : 'no',
+        note: mismatch ? `! ${mismatch}` : '',
+      };
+    });
+    out.push(formatTable(['type', 'handlers', 'subscribed', 'note'], rows, 200));
+    const flagged = rows.filter((r) => r.note !== '').length;
+    if (flagged > 0) out.push(`${flagged} mismatch${flagged > 1 ? 'es' : ''} flagged with "!".\n`);
+    io.stdout(out.join('\n'));
+    return EXIT.ok;
+  },
+});

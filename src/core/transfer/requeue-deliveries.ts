@@ -1,0 +1,67 @@
+import { systemClock, type Clock } from '../clock.js';
+import type { Delivery, DeliveryStore, RequeueOptions } from '../delivery-store.js';
+import type { Router } from '../dispatch/router.js';
+
+export interface RequeuerOptions {
+  store: DeliveryStore;
+  router: Router;
+  clock?: Clock;
+  /** How long the requeue holds its lease on the rows (they are released at once when written). */
+  leaseMs?: number;
+}
+
+export interface RequeueResult {
+  /** Deliveries handed back to the dispatcher. */
+  requeued: number;
+  /** Held by a running dispatcher (left alone), or no handler (or not the one named) takes the type. */
+  skipped: number;
+}
+
+/**
+ * Hands stored deliveries back to the dispatcher to run their handlers again, the way
+ * `podhook replay` runs them but not in the caller: every handler that takes the type (or only
+ * the one named) is marked `queued` in the ledger, so it runs again even if it had succeeded,
+ * with its attempt number following on; the delivery becomes `queued` and due now. Rows a live
+ * dispatcher holds are left alone. The caller wakes the dispatcher.
+ */
+export function createRequeuer({ store, router, clock = systemClock, leaseMs = 60_000 }: RequeuerOptions) {
+  return async function requeue(eventIds: readonly string[], only?: string): Promise<RequeueResult> {
+    const owner = `requeue-${crypto.randomUUID()}`;
+    const leased = await store.leaseEvents({ eventIds, owner, now: clock(), leaseMs });
+    const ledger = leased.length === 0 ? [] : await store.handlerRuns(leased.map((d) => d.eventId));
+    const requests: RequeueOptions['deliveries'][number][] = [];
+    for (const d of leased) {
+      const runs = ledgerMarks(d, router, ledger.filter((r) => r.eventId === d.eventId), only);
+      if (runs) requests.push({ eventId: d.eventId, runs });
+    }
+    try {
+      const requeued = await store.requeue({ owner, now: clock(), deliveries: requests });
+      return { requeued, skipped: eventIds.length - requeued };
+    } finally {
+      // The rows not requeued (no handler takes them) go back as they were.
+      await store.releaseLeases(owner);
+    }
+  };
+}
+
+/** The ledger rows that make the dispatcher run `only` (or every handler of the type) again; null when none applies. */
+function ledgerMarks(
+  d: Delivery,
+  router: Router,
+  rows: readonly { handler: string; attempts: number }[],
+  only: string | undefined,
+): RequeueOptions['deliveries'][number]['runs'] | null {
+  const handlers = router.handlersFor(d.eventType);
+  if (!handlers.some((h) => only === undefined || h.name === only)) return null;
+  // Never dispatched (ignored, or dead at ingest): the dispatcher reads no ledger for it and runs every handler.
+  if (d.attempts === 0) return [];
+  // A delivery processed at its first attempt has no ledger rows: each handler ran once, as replay counts.
+  const ranBefore = (name: string) => rows.find((r) => r.handler === name)?.attempts ?? (rows.length === 0 && d.status === 'processed' ? d.attempts : 0);
+  const marks: { handler: string; status: 'queued' | 'succeeded'; attempts: number }[] = [];
+  for (const h of handlers) {
+    if (only === undefined || h.name === only) marks.push({ handler: h.name, status: 'queued', attempts: ranBefore(h.name) });
+    // The others of a processed delivery succeeded: a row keeps them from running again.
+    else if (d.status === 'processed' && !rows.some((r) => r.handler === h.name)) marks.push({ handler: h.name, status: 'succeeded', attempts: ranBefore(h.name) });
+  }
+  return marks;
+}

@@ -1,0 +1,93 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../../core/delivery.js';
+import { InvalidRequestError } from '../../core/errors.js';
+import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
+import { errorBody } from '../ingest.js';
+import type { AdminContext } from './admin-context.js';
+import type { AdminEnv } from './admin-env.js';
+import {
+  deliveryRuns,
+  encodeCursor,
+  MAX_DURATION_SAMPLES,
+  pageOf,
+  parseExportQuery,
+  parseListQuery,
+  parseStatsQuery,
+  statsAnswer,
+} from './admin-queries.js';
+
+const sinceTime = z
+  .string()
+  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or time')
+  .transform((s) => Date.parse(s));
+const ReplaySchema = z.union([
+  z.strictObject({ event_ids: z.array(z.guid()).min(1).max(1000), handler: z.string().optional() }),
+  z
+    .strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), type: z.string().max(200).optional(), since: sinceTime.optional(), handler: z.string().optional() })
+    .refine((f) => f.status !== undefined || f.type !== undefined || f.since !== undefined, 'name event_ids, or at least one of status, type, since'),
+]);
+
+/** `/_podhook/api/*`: JSON for scripts and `podhook listen`. Mounted behind the admin auth. */
+export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
+  const { store, router, clock } = ctx;
+  const api = new Hono<AdminEnv>();
+
+  api.get('/deliveries', async (c) => {
+    const { rows, next } = await pageOf(store, parseListQuery(c.req.query()));
+    return c.json({ deliveries: rows.map(deliveryJson), next_cursor: next });
+  });
+
+  api.get('/deliveries/:event_id', async (c) => {
+    const d = await store.get(c.req.param('event_id'));
+    if (!d) return c.json(errorBody('not_found', 'No delivery has this event id.'), 404);
+    return c.json({ ...toExportRecord(d), runs: deliveryRuns(d, await store.handlerRuns([d.eventId]), router) });
+  });
+
+  api.get('/export', async (c) => {
+    const { scan, waitSeconds, cursor } = parseExportQuery(c.req.query());
+    const deadline = clock() + Math.min(waitSeconds * 1000, ctx.maxWaitMs);
+    // Rows received in the last settleMs are held back: a follower's cursor must never pass a
+    // delivery that commits later with an earlier received time (concurrent Worker isolates).
+    const read = () => store.scan(ctx.settleMs > 0 ? { ...scan, before: clock() - ctx.settleMs } : scan);
+    let rows = await read();
+    // Long poll: nothing newer yet, so look again every pollMs until the wait is over.
+    while (rows.length === 0 && clock() < deadline && !c.req.raw.signal.aborted) {
+      await ctx.sleep(Math.min(ctx.pollMs, deadline - clock()));
+      rows = await read();
+    }
+    const next = rows.length > 0 ? encodeCursor(rows.at(-1)!) : cursor;
+    const headers: Record<string, string> = { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' };
+    if (next) headers['x-podhook-next-cursor'] = next;
+    return c.body(rows.map(exportLine).join(''), 200, headers);
+  });
+
+  api.post('/replay', async (c) => {
+    if (!(await ctx.auth.checkCsrf(c, c.req.header('x-podhook-csrf')))) {
+      return c.json(errorBody('forbidden', 'A browser session must send the x-podhook-csrf header; scripts use the bearer token.'), 403);
+    }
+    const parsed = ReplaySchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new InvalidRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalid_replay');
+    }
+    const body = parsed.data;
+    if (body.handler !== undefined && !router.handlers.some((h) => h.name === body.handler)) {
+      throw new InvalidRequestError(`handler: no handler is named ${JSON.stringify(body.handler)}`, 'invalid_replay');
+    }
+    const replayed = 'event_ids' in body ? await ctx.replay(body.event_ids, body.handler) : await ctx.replayMatching(
+      { status: body.status, eventType: body.type, since: body.since },
+      body.handler,
+    );
+    return c.json({ replayed });
+  });
+
+  api.get('/stats', async (c) => {
+    const { hours } = parseStatsQuery(c.req.query());
+    const now = clock();
+    const stats = await store.deliveryStats({ since: now - hours * 3_600_000, maxSamples: MAX_DURATION_SAMPLES });
+    return c.json(statsAnswer(stats, router, { now, hours, downtime: await ctx.lastDowntime() }));
+  });
+
+  return api;
+}

@@ -1,0 +1,24 @@
+import type { Clock } from '../../core/clock.js';
+import type { DeliveryStore, ScanDeliveriesOptions } from '../../core/delivery-store.js';
+import type { Router } from '../../core/dispatch/router.js';
+import type { AdminAuth } from './admin-auth.js';
+import type { Downtime } from './admin-queries.js';
+
+/** What the admin API and the inspector share, built once by `createAdmin`. */
+export interface AdminContext {
+  store: DeliveryStore;
+  router: Router;
+  clock: Clock;
+  auth: AdminAuth;
+  maxWaitMs: number;
+  settleMs: number;
+  pollMs: number;
+  sleep: (ms: number) => Promise<void>;
+  lastDowntime: () => Promise<Downtime | null>;
+  /** Hands these deliveries back to the dispatcher; resolves with how many. */
+  replay(eventIds: readonly string[], handler?: string): Promise<number>;
+  /** The same for every delivery the filters match. */
+  replayMatching(filters: Omit<ScanDeliveriesOptions, 'after' | 'limit'>, handler?: string): Promise<number>;
+  /** How many deliveries the filters match (the confirm step), counted up to `max`. */
+  countMatching(filters: Omit<ScanDeliveriesOptions, 'after' | 'limit'>, max: number): Promise<number>;
+}

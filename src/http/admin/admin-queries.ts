@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
+import type { DeliveryStats, DeliveryStore, HandlerRun, ScanDeliveriesOptions } from '../../core/delivery-store.js';
+import type { Router } from '../../core/dispatch/router.js';
+import { InvalidRequestError } from '../../core/errors.js';
+
+/**
+ * A page position: the last row's received time and event id. Opaque to clients; keyset paging
+ * (`scan`), so a page costs the same however deep it is.
+ */
+export function encodeCursor(d: Pick<Delivery, 'receivedAt' | 'eventId'>): string {
+  return `${d.receivedAt}.${d.eventId}`;
+}
+
+const CURSOR = /^(\d{1,15})\.([0-9a-f-]{36})$/;
+
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+const sinceTime = z
+  .string()
+  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or time')
+  .transform((s) => Date.parse(s));
+const whole = (min: number, max: number) =>
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
+
+const FilterSchema = {
+  status: optional(z.enum(DELIVERY_STATUSES)),
+  type: optional(z.string().max(200)),
+  since: optional(sinceTime),
+  cursor: optional(z.string().regex(CURSOR, 'is not a cursor this server gave')),
+};
+
+const ListSchema = z.object({ ...FilterSchema, limit: optional(whole(1, 500)), order: optional(z.enum(['desc', 'asc'])) });
+const ExportSchema = z.object({ ...FilterSchema, limit: optional(whole(1, 1000)), wait: optional(whole(0, 25)) });
+const StatsSchema = z.object({ hours: optional(whole(1, 168)) });
+
+/** Parses query parameters; a bad one is a 400 naming it. */
+function parse<T extends z.ZodType>(schema: T, query: Record<string, string>): z.output<T> {
+  const parsed = schema.safeParse(query);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const name = String(issue.path[0] ?? 'query');
+  throw new InvalidRequestError(`${name} ${issue.message}`, 'invalid_admin_query', { parameter: name });
+}
+
+const toScan = (q: { status?: Delivery['status']; type?: string; since?: number; cursor?: string }): Omit<ScanDeliveriesOptions, 'limit'> => {
+  const m = q.cursor ? CURSOR.exec(q.cursor) : null;
+  return { status: q.status, eventType: q.type, since: q.since, after: m ? { receivedAt: Number(m[1]), eventId: m[2]! } : undefined };
+};
+
+export function parseListQuery(query: Record<string, string>) {
+  const q = parse(ListSchema, query);
+  return { ...toScan(q), limit: q.limit ?? 50, order: q.order ?? 'desc' } satisfies ScanDeliveriesOptions;
+}
+
+export function parseExportQuery(query: Record<string, string>) {
+  const q = parse(ExportSchema, query);
+  return { scan: { ...toScan(q), limit: q.limit ?? 100, order: 'asc' } satisfies ScanDeliveriesOptions, waitSeconds: q.wait ?? 0, cursor: q.cursor };
+}
+
+export const parseStatsQuery = (query: Record<string, string>) => ({ hours: parse(StatsSchema, query).hours ?? 24 });
+
+/** One page and the cursor of the next (null when this one is the last). */
+export async function pageOf(store: DeliveryStore, options: ScanDeliveriesOptions): Promise<{ rows: Delivery[]; next: string | null }> {
+  // One row more than asked tells whether another page follows.
+  const rows = await store.scan({ ...options, limit: options.limit + 1 });
+  const more = rows.length > options.limit;
+  if (more) rows.length = options.limit;
+  return { rows, next: more ? encodeCursor(rows.at(-1)!) : null };
+}
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/**
+ * The `runs` of a delivery: the last run of each handler, from the per-handler ledger. A delivery
+ * processed at its first attempt has no ledger rows: each handler that takes its type ran once
+ * and succeeded, at `processed_at`, in the attempt's duration (the slowest handler's).
+ */
+export function deliveryRuns(d: Delivery, ledger: readonly HandlerRun[], router: Router) {
+  if (ledger.length === 0 && d.status === 'processed') {
+    return router.handlersFor(d.eventType).map((h) => ({
+      handler: h.name,
+      attempt: d.attempts,
+      outcome: 'succeeded' as HandlerRun['status'],
+      error: null as string | null,
+      duration_ms: d.durationMs ?? null,
+      at: iso(d.processedAt),
+    }));
+  }
+  return ledger.map((r) => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: iso(r.at) }));
+}
+
+export interface Downtime {
+  /** Epoch ms. */
+  from: number;
+  until: number;
+}
+
+const HOUR_MS = 3_600_000;
+/** Duration samples read per stats call at most (the most recent). */
+export const MAX_DURATION_SAMPLES = 20_000;
+
+function percentile(sorted: readonly number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The answer of `GET /_podhook/api/stats`, from the store's counts, every hour of the window filled. */
+export function statsAnswer(stats: DeliveryStats, router: Router, { now, hours, downtime }: { now: number; hours: number; downtime: Downtime | null }) {
+  const first = Math.floor((now - hours * HOUR_MS) / HOUR_MS) * HOUR_MS;
+  const perHour = new Map<number, Record<Delivery['status'], number>>();
+  for (let h = first; h <= now; h += HOUR_MS) perHour.set(h, { queued: 0, processed: 0, failed: 0, dead: 0, ignored: 0, quarantined: 0 });
+  for (const r of stats.hourly) {
+    const row = perHour.get(r.hour);
+    if (row) row[r.status] += r.count;
+  }
+  const handlers = new Map<string, { runs: number; failures: number; durations: number[] }>();
+  const entry = (name: string) => {
+    let e = handlers.get(name);
+    if (!e) handlers.set(name, (e = { runs: 0, failures: 0, durations: [] }));
+    return e;
+  };
+  for (const h of router.handlers) entry(h.name);
+  for (const r of stats.ledger) {
+    const e = entry(r.handler);
+    e.runs += r.runs;
+    e.failures += r.failures;
+  }
+  for (const r of stats.firstAttempt) for (const h of router.handlersFor(r.eventType)) entry(h.name).runs += r.count;
+  for (const s of stats.durations) {
+    if (s.handler !== null) entry(s.handler).durations.push(s.durationMs);
+    else for (const h of router.handlersFor(s.eventType)) entry(h.name).durations.push(s.durationMs);
+  }
+  return {
+    since: iso(now - hours * HOUR_MS)!,
+    hours,
+    deliveries_per_hour: [...perHour].map(([hour, counts]) => ({ hour: iso(hour)!, ...counts })),
+    handlers: [...handlers].map(([handler, e]) => {
+      const sorted = e.durations.sort((a, b) => a - b);
+      return { handler, runs: e.runs, failures: e.failures, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
+    }),
+    dead_letters: stats.dead,
+    last_downtime: downtime && { from: iso(downtime.from)!, until: iso(downtime.until)!, minutes: Math.round((downtime.until - downtime.from) / 60_000) },
+  };
+}
+
+export type StatsAnswer = ReturnType<typeof statsAnswer>;
