@@ -22,7 +22,8 @@ export const deliveriesCommand = defineCommand({
                delivery a quarantined one conflicts with); values are whole (the
                table cuts long ones, ending them in ...)
 
-Reads DATABASE_PATH (default ./data/podhook.db), like the server.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), like
+the server.
 Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,
   options: {
     status: { type: 'string' },

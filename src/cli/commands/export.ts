@@ -23,7 +23,8 @@ Each line is one delivery, oldest first, in the ${DELIVERY_EXPORT_FORMAT} format
  "processed_at","headers","body_base64"}
 The body is base64 of the exact bytes received, so bodies that are not UTF-8 survive.
 
-Reads DATABASE_PATH (default ./data/podhook.db); works while the server runs.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db);
+works while the server runs.
 Exit codes: 0 exported, 1 no database at that path or FILE exists, 2 bad usage or configuration.`,
   options: { ...FILTER_OPTIONS, out: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
   async run({ values }, io) {

@@ -34,7 +34,8 @@ export const registerCommand = defineCommand({
   summary: 'Create the webhook at the service and store its one-time signing secret.',
   usage: 'podhook register --url <https url> [--events T,T,... | --only-handled [--handlers MODULE]] [--show-secret] [--secret-file PATH] [--wrangler]',
   help: `Creates the webhook with POST $SVC_BASE_URL/pods/v1/webhooks and stores the signing secret
-the service shows once in DATABASE_PATH, where the running receiver accepts it at once (no restart).
+the service shows once in the store (DATABASE_URL or DATABASE_PATH), where the running receivers
+accept it at once (no restart).
 
 Options:
   --url URL          where the service delivers: https only; no credentials, localhost,
@@ -58,6 +59,7 @@ Environment:
   SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME})
   SVC_BASE_URL   the compute host, e.g. https://compute.example.com (http only for 127.0.0.1/localhost)
   DATABASE_PATH  where the secret is stored, as for the server (./data/podhook.db)
+  DATABASE_URL   PostgreSQL to store it in instead, as for the server (wins over DATABASE_PATH)
 
 Exit codes:
   0  registered; the secret is stored (and written / piped as asked)

@@ -39,7 +39,8 @@ to it, then remove the old one. There is no moment when a delivery has no valid 
   remove <id|fingerprint>
                      removes the secret with that id or fingerprint (see list)
 
-Reads DATABASE_PATH (default ./data/podhook.db), like the server.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), like
+the server.
 Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
 2 bad usage or configuration (including an empty or malformed secret on stdin).`,
   options: {

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, isNotNull, sql } from 'drizzle-orm';
 import type { DeliveryStats, DeliveryStore, RequeueOptions } from '../../core/delivery-store.js';
-import type { DeliveryStatus } from '../../core/delivery.js';
+import { toDeliveryStats } from '../delivery-admin.js';
 import type { PostgresDatabase } from './postgres-store.js';
 import * as schema from './schema.js';
 
@@ -79,16 +79,7 @@ export function postgresAdminMethods(db: PostgresDatabase): Pick<DeliveryStore, 
         .select({ count: sql<number>`count(*)` })
         .from(deliveries)
         .where(sql`${deliveries.status} in ('queued', 'failed', 'dead') and ${deliveries.status} = 'dead'`); // the partial index
-      return {
-        hourly: hourly.map((r) => ({ hour: Number(r.hour), status: r.status as DeliveryStatus, count: Number(r.count) })),
-        ledger: ledger.map((r) => ({ handler: r.handler, runs: Number(r.runs), failures: Number(r.failures) })),
-        firstAttempt: firstAttempt.map((r) => ({ eventType: r.eventType, count: Number(r.count) })),
-        durations: [
-          ...ledgerDurations.map((r) => ({ handler: r.handler, eventType: r.eventType, durationMs: r.durationMs! })),
-          ...firstDurations.map((r) => ({ handler: null, eventType: r.eventType, durationMs: r.durationMs! })),
-        ],
-        dead: Number(dead?.count ?? 0),
-      };
+      return toDeliveryStats({ hourly, ledger, firstAttempt, ledgerDurations, firstDurations, dead: dead?.count });
     },
   };
 }

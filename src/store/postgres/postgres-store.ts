@@ -5,7 +5,7 @@ import { createBatcher } from '../../core/batcher.js';
 import type { ClaimResult, DeliveryStore } from '../../core/delivery-store.js';
 import type { NewDelivery } from '../../core/delivery.js';
 import { deliveryFilters, downtimeColumns, fromSecretRow, heartbeatRecord, importedRow, importResult, secretMatch, secretRow } from '../row-values.js';
-import { claimParams, outcomeParams, toDelivery, toQuarantineResult } from '../statements.js';
+import { claimParams, outcomeParams, QUARANTINED_ERROR, toDelivery, toQuarantineResult } from '../statements.js';
 import { postgresAdminMethods } from './postgres-admin.js';
 import { CLAIM_BUMP, CLAIM_INSERT, COMPLETE_DISPATCH, LEASE_DUE } from './hot-statements.js';
 import * as schema from './schema.js';
@@ -169,7 +169,7 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
             eventId: sql`case when exists (${byId}) then ${alternateId}::text else ${p.eventId}::text end`,
             lastReceivedAt: p.receivedAt,
             status: 'quarantined',
-            lastError: 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)',
+            lastError: QUARANTINED_ERROR,
             nextAttemptAt: null,
             leaseOwner: null,
             leaseUntil: null,
