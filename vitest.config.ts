@@ -27,6 +27,8 @@ export default defineConfig({
           // handlers/**/*.test.ts: the team's own handler tests run in `npm test` too.
           include: ['test/**/*.test.ts', 'handlers/**/*.test.ts'],
           exclude: ['test/worker/**'],
+          // One real PostgreSQL server for the run; each test file makes its own databases on it.
+          globalSetup: ['./test/postgres/postgres.global.ts'],
         },
       },
       {

@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../core/delivery.js';
 import type { ScanDeliveriesOptions } from '../core/delivery-store.js';
-import { openSqliteStore } from '../node/sqlite-store.js';
+import { openConfiguredStore } from '../node/open-store.js';
+import type { Config } from '../core/config.js';
 import { UsageError } from './command.js';
 
 /** The `--status`, `--type` and `--since` options of `export` and `replay`. */
@@ -37,8 +37,7 @@ const isDeliveryStatus = (text: string): text is DeliveryStatus => (DELIVERY_STA
 /** Whether any filter was given. */
 export const hasFilters = (f: DeliveryFilters) => f.status !== undefined || f.eventType !== undefined || f.since !== undefined;
 
-/** Opens the database at `path`, which must exist already (a read of a missing file is a mistake, not an empty store). */
-export function openExistingStore(path: string) {
-  if (!existsSync(path)) throw new Error(`no database at ${path} (set DATABASE_PATH, or start the server once)`);
-  return openSqliteStore(path);
+/** Opens the configured store, which must exist already (a read of a missing SQLite file is a mistake, not an empty store). */
+export function openExistingStore(config: Config) {
+  return openConfiguredStore(config, { mustExist: true });
 }

@@ -26,6 +26,10 @@ const ConfigSchema = z.object({
   PORT: optional(integer(0, 65535)),
   HOST: optional(z.string().min(1)),
   DATABASE_PATH: optional(z.string().min(1)),
+  DATABASE_URL: optional(z.string().superRefine((v, ctx) => {
+    const problem = databaseUrlProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })),
   SVC_WEBHOOK_SECRET: optional(z.string()),
   WEBHOOK_PATH: optional(z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'must be a path starting with "/"')),
   MAX_BODY_BYTES: optional(integer(1, 16 * 1024 * 1024)),
@@ -55,7 +59,7 @@ const ConfigSchema = z.object({
 });
 
 /** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
-const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL']);
+const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL', 'DATABASE_URL']);
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
@@ -64,6 +68,8 @@ export interface Config {
   port: number;
   host: string;
   databasePath: string;
+  /** `postgres://…`: PostgreSQL instead of the SQLite file at `databasePath` (wins when both are set). */
+  databaseUrl: string | null;
   /** Secrets from `SVC_WEBHOOK_SECRET` (comma-separated; all accepted, for rotation). */
   secrets: string[];
   webhookPath: string;
@@ -129,6 +135,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT ?? 3000,
     host: e.HOST ?? '0.0.0.0',
     databasePath: e.DATABASE_PATH ?? './data/podhook.db',
+    databaseUrl: e.DATABASE_URL ?? null,
     secrets: splitSecrets(e.SVC_WEBHOOK_SECRET),
     webhookPath: e.WEBHOOK_PATH ?? '/webhooks',
     maxBodyBytes: e.MAX_BODY_BYTES ?? 262_144,
@@ -165,4 +172,26 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 export function dispatchTuning({ dispatch }: Config) {
   const { concurrency, maxAttempts, handlerTimeoutMs, retryBaseMs, retryMaxMs } = dispatch;
   return { concurrency, maxAttempts, handlerTimeoutMs, retryBaseMs, retryMaxMs };
+}
+
+/** Why DATABASE_URL cannot be used (never quoting it: it holds a password), or null. */
+function databaseUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be a URL like postgres://USER:PASS@HOST:5432/DB';
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') return 'must start with postgres:// or postgresql://';
+  if (!url.hostname) return 'must name a host, as in postgres://USER:PASS@HOST:5432/DB';
+  if (url.pathname.length <= 1) return 'must name a database, as in postgres://USER:PASS@HOST:5432/DB';
+  return null;
+}
+
+/** Which store the configuration selects, for log lines and CLI messages: never the password. */
+export function describeStore({ databaseUrl, databasePath }: Pick<Config, 'databaseUrl' | 'databasePath'>): { store: 'postgres' | 'sqlite'; database: string } {
+  if (databaseUrl === null) return { store: 'sqlite', database: databasePath };
+  const url = new URL(databaseUrl);
+  const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+  return { store: 'postgres', database: `postgres://${user}${url.host}${url.pathname}` };
 }

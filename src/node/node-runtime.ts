@@ -28,6 +28,8 @@ import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { createWalSync } from './wal-sync.js';
 import { openDatabase, type OpenedDatabase } from './open-database.js';
 import { createSqliteStore } from './sqlite-store.js';
+import { startPostgresBackend, type PostgresBackend } from './postgres-backend.js';
+import { UnavailableError } from '../core/errors.js';
 import { createStoreHealth, type StoreHealth } from './store-health.js';
 
 export interface NodeRuntimeOptions {
@@ -54,7 +56,10 @@ export interface NodeRuntime {
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
-  database: OpenedDatabase;
+  /** The SQLite database (absent on PostgreSQL). */
+  database?: OpenedDatabase;
+  /** Resolves once the store is reachable (at once on SQLite; on PostgreSQL once reached and migrated). */
+  storeReady: Promise<void>;
   /** Starts the dispatcher's poll timer and the retention prune (the server does; tests may not). */
   startBackground(): void;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small transactions. */
@@ -85,24 +90,42 @@ export function createNodeRuntime({
   customize,
   admin,
 }: NodeRuntimeOptions): NodeRuntime {
-  const database = openDatabase(config.databasePath, { busyTimeoutMs });
+  // DATABASE_URL wins over DATABASE_PATH: PostgreSQL shared by replicas, else the SQLite file.
+  const postgres: PostgresBackend | undefined = config.databaseUrl
+    ? startPostgresBackend({
+        url: config.databaseUrl,
+        logger,
+        schedule: setImmediate,
+        // Idle replicas wake on NOTIFY; DISPATCH_POLL_MS remains the fallback and finds retries coming due.
+        onWork: config.dispatch.enabled ? () => dispatcher.wake() : undefined,
+      })
+    : undefined;
+  const database = postgres ? undefined : openDatabase(config.databasePath, { busyTimeoutMs });
   // Group commit: every write waiting when the event loop turns (claims, leases, outcomes)
   // shares one transaction and one fsync.
-  const onDisk = config.databasePath !== ':memory:';
+  const onDisk = database !== undefined && config.databasePath !== ':memory:';
   const walSync = onDisk ? createWalSync(database.sqlite, config.databasePath) : undefined;
   const health: StoreHealth | undefined = onDisk ? createStoreHealth({ path: config.databasePath, logger }) : undefined;
   // The files are checked with the WAL sync, so nothing is acknowledged into a deleted file.
   const durable = walSync && health ? () => Promise.all([walSync.sync(), health.verify()]).then(() => undefined) : undefined;
-  const baseStore = createSqliteStore(database, { schedule: setImmediate, durable, onCommit: health?.committed });
+  const baseStore = postgres ? postgres.store : createSqliteStore(database!, { schedule: setImmediate, durable, onCommit: health?.committed });
 
-  // data_version moves when another connection (`podhook secrets add`) commits; read once a turn, as each read is a transaction.
-  const dataVersion = database.sqlite.prepare('PRAGMA data_version').pluck();
+  // data_version moves when another connection (`podhook secrets add`) commits; read once a turn,
+  // as each read is a transaction. PostgreSQL has no such counter: its secrets are re-read each second.
+  const dataVersion = database?.sqlite.prepare('PRAGMA data_version').pluck();
   let seenVersion: unknown;
   let checkedThisTurn = false;
   const secrets = createSecretSource({
     configured: config.secrets,
-    loadStored: async () => (await baseStore.listSecrets()).map((s) => s.secret),
-    maybeChanged: () => {
+    loadStored: async () => {
+      try {
+        return (await baseStore.listSecrets()).map((s) => s.secret);
+      } catch (error) {
+        if (error instanceof UnavailableError) throw error;
+        throw new UnavailableError('The stored signing secrets could not be read; retry later.', 'store_unavailable', { cause: error });
+      }
+    },
+    maybeChanged: dataVersion && (() => {
       if (checkedThisTurn) return false;
       checkedThisTurn = true;
       setImmediate(() => (checkedThisTurn = false));
@@ -110,7 +133,7 @@ export function createNodeRuntime({
       const changed = version !== seenVersion;
       seenVersion = version;
       return changed;
-    },
+    }),
   });
   // Writes through this connection do not move data_version: drop the cache ourselves.
   const store: DeliveryStore = {
@@ -210,20 +233,27 @@ export function createNodeRuntime({
     store,
     dispatcher,
     database,
+    storeReady: postgres?.ready ?? Promise.resolve(),
     prune,
     alerts,
     lastDowntime: () => heartbeat.lastDowntime(),
     startBackground() {
-      beat(); // at start: how long was the receiver down?
-      timers.push(setInterval(beat, HEARTBEAT_EVERY_MS).unref());
-      if (d.enabled) {
-        dispatcher.wake(); // whatever a previous process left queued or due
-        timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
-      }
+      const start = () => {
+        if (closed) return;
+        beat(); // at start: how long was the receiver down?
+        timers.push(setInterval(beat, HEARTBEAT_EVERY_MS).unref());
+        if (d.enabled) {
+          dispatcher.wake(); // whatever a previous process left queued or due
+          timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
+        }
+      };
+      // On PostgreSQL the heartbeat and the poll wait until the store is reached (no error lines meanwhile).
+      if (postgres) void postgres.ready.then(start);
+      else start();
       health?.start();
       const runPrune = () => void prune().catch((error: Error) => logger.error({ err: error.message }, 'prune failed'));
       timers.push(setTimeout(runPrune, 10_000).unref(), setInterval(runPrune, PRUNE_EVERY_MS).unref());
-      if (config.databasePath !== ':memory:') {
+      if (database && config.databasePath !== ':memory:') {
         // Checkpoints move to a worker thread, so the ingest connection keeps only a high backstop.
         checkpointer = startCheckpointer({
           path: config.databasePath,
@@ -240,7 +270,8 @@ export function createNodeRuntime({
         // The last sign of life, so the next start measures the downtime from this stop.
         await store.writeHeartbeat(clock()).catch(() => {});
         await checkpointer?.stop();
-        database.close();
+        database?.close();
+        await postgres?.close();
         walSync?.close();
         health?.close();
       })();

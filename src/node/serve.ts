@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../core/observability/logger.js';
-import type { Config } from '../core/config.js';
+import { describeStore, type Config } from '../core/config.js';
 import { createNodeListener } from './node-listener.js';
 import { createNodeRuntime, type NodeRuntime, type NodeRuntimeOptions } from './node-runtime.js';
 
@@ -25,8 +25,10 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info({ url, webhook_path: config.webhookPath, database: config.databasePath }, 'listening');
-  await warnIfNoSecret(runtime, config, logger);
+  logger.info({ url, webhook_path: config.webhookPath, ...describeStore(config) }, 'listening');
+  // On PostgreSQL the stored secrets are read once the store is reached, not holding up the start.
+  const warned = runtime.storeReady.then(() => warnIfNoSecret(runtime, config, logger));
+  if (config.databaseUrl === null) await warned;
 
   let closing: Promise<void> | undefined;
   return {

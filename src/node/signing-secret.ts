@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { parseConfig } from '../core/config.js';
-import { openSqliteStore } from './sqlite-store.js';
+import { openConfiguredStore } from './open-store.js';
 
 /**
  * The secret `podhook send` and `podhook trigger` sign with: the one given, else the first of
@@ -12,11 +12,11 @@ export async function resolveSigningSecret(explicit: string | undefined, env: Re
   const config = parseConfig(env);
   if (config.secrets[0] !== undefined) return config.secrets[0];
   // Never create a database just to look for a secret in it.
-  if (!existsSync(config.databasePath)) return null;
-  const { store, close } = openSqliteStore(config.databasePath);
+  if (config.databaseUrl === null && !existsSync(config.databasePath)) return null;
+  const { store, close } = await openConfiguredStore(config);
   try {
     return (await store.listSecrets())[0]?.secret ?? null;
   } finally {
-    close();
+    await close();
   }
 }

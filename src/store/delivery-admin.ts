@@ -90,16 +90,30 @@ export function deliveryAdminMethods(
         .select({ count: sql<number>`count(*)` })
         .from(deliveries)
         .where(sql`${deliveries.status} in ('queued', 'failed', 'dead') and ${deliveries.status} = 'dead'`); // the partial index
-      return {
-        hourly: hourly.map((r) => ({ hour: Number(r.hour), status: r.status as DeliveryStatus, count: Number(r.count) })),
-        ledger: ledger.map((r) => ({ handler: r.handler, runs: Number(r.runs), failures: Number(r.failures) })),
-        firstAttempt: firstAttempt.map((r) => ({ eventType: r.eventType, count: Number(r.count) })),
-        durations: [
-          ...ledgerDurations.map((r) => ({ handler: r.handler, eventType: r.eventType, durationMs: r.durationMs! })),
-          ...firstDurations.map((r) => ({ handler: null, eventType: r.eventType, durationMs: r.durationMs! })),
-        ],
-        dead: Number(dead?.count ?? 0),
-      };
+      return toDeliveryStats({ hourly, ledger, firstAttempt, ledgerDurations, firstDurations, dead: dead?.count });
     },
+  };
+}
+
+type Count = number | string;
+
+/** The stats' rows as the queries give them (counts may come back as int8 text) in the interface's shape. */
+export function toDeliveryStats(rows: {
+  hourly: readonly { hour: Count; status: string; count: Count }[];
+  ledger: readonly { handler: string; runs: Count; failures: Count }[];
+  firstAttempt: readonly { eventType: string; count: Count }[];
+  ledgerDurations: readonly { handler: string; eventType: string; durationMs: number | null }[];
+  firstDurations: readonly { eventType: string; durationMs: number | null }[];
+  dead: Count | undefined;
+}): DeliveryStats {
+  return {
+    hourly: rows.hourly.map((r) => ({ hour: Number(r.hour), status: r.status as DeliveryStatus, count: Number(r.count) })),
+    ledger: rows.ledger.map((r) => ({ handler: r.handler, runs: Number(r.runs), failures: Number(r.failures) })),
+    firstAttempt: rows.firstAttempt.map((r) => ({ eventType: r.eventType, count: Number(r.count) })),
+    durations: [
+      ...rows.ledgerDurations.map((r) => ({ handler: r.handler, eventType: r.eventType, durationMs: r.durationMs! })),
+      ...rows.firstDurations.map((r) => ({ handler: null, eventType: r.eventType, durationMs: r.durationMs! })),
+    ],
+    dead: Number(rows.dead ?? 0),
   };
 }

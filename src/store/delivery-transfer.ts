@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { ClaimResult, DeliveryStore, ImportedDelivery, ScanDeliveriesOptions } from '../core/delivery-store.js';
 import * as schema from './schema.js';
-import { claimParams, MAX_IDS_PER_QUERY, toDelivery, type AnySqliteDatabase } from './statements.js';
+import { deliveryFilters, importedRow, importResult } from './row-values.js';
+import { MAX_IDS_PER_QUERY, toDelivery, type AnySqliteDatabase } from './statements.js';
 import type { StoreDriver } from './store-driver.js';
 
 const { deliveries } = schema;
@@ -23,10 +24,9 @@ export function deliveryTransferMethods(
         .select()
         .from(deliveries)
         .where(
-          and(
-            status ? eq(deliveries.status, status) : undefined,
-            eventType ? eq(deliveries.eventType, eventType) : undefined,
-            since !== undefined ? gte(deliveries.receivedAt, since) : undefined,
+          deliveryFilters(
+            deliveries,
+            { status, eventType, since },
             before !== undefined ? lt(deliveries.receivedAt, before) : undefined,
             after
               ? or(
@@ -53,27 +53,14 @@ export function deliveryTransferMethods(
             .where(eq(deliveries.eventId, d.eventId)),
           db
             .insert(deliveries)
-            .values({
-              // The columns of a claim, stored the same way, then what an import keeps beyond them.
-              ...claimParams({ ...d, status: 'queued' }),
-              status: d.status,
-              lastReceivedAt: d.lastReceivedAt,
-              deliveryCount: d.deliveryCount,
-              attempts: d.attempts,
-              // Queued and failed rows stay due on this database, as they were on the other.
-              nextAttemptAt: d.status === 'queued' || d.status === 'failed' ? (d.nextAttemptAt ?? d.receivedAt) : null,
-              processedAt: d.status === 'processed' ? (d.processedAt ?? d.receivedAt) : null,
-              conflictWith: d.conflictWith ?? null,
-            })
+            .values(importedRow(d))
             .onConflictDoNothing()
             .returning({ eventId: deliveries.eventId }),
         ]),
       );
-      return rows.map((d, i): ClaimResult => {
-        const [stored] = results[2 * i] as { eventType: string; deliveryCount: number }[];
-        if (stored) return stored.eventType === d.eventType ? { outcome: 'duplicate', deliveryCount: stored.deliveryCount } : { outcome: 'conflict' };
-        return results[2 * i + 1]!.length > 0 ? { outcome: 'new' } : { outcome: 'conflict' };
-      });
+      return rows.map((d, i): ClaimResult =>
+        importResult(d, (results[2 * i] as { eventType: string; deliveryCount: number }[])[0], results[2 * i + 1]!.length > 0),
+      );
     },
 
     async leaseEvents({ eventIds, owner, now, leaseMs }) {

@@ -1,9 +1,8 @@
-import { and, asc, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type {
   DeliveryStore,
   HandlerRun,
   ListDeliveriesOptions,
-  StoredSecret,
 } from '../core/delivery-store.js';
 import * as schema from './schema.js';
 import {
@@ -24,6 +23,7 @@ import {
 import type { ReturningQuery, StoreDriver } from './store-driver.js';
 import { deliveryTransferMethods } from './delivery-transfer.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
+import { deliveryFilters, fromSecretRow, secretMatch, secretRow } from './row-values.js';
 import { deliveryAdminMethods } from './delivery-admin.js';
 import { listenCursorMethods } from './listen-cursor-methods.js';
 
@@ -83,46 +83,23 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
       const rows = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
       return rows[0] ? toDelivery(rows[0]) : null;
     },
-    async list({ status, eventType, since, limit = 100 }: ListDeliveriesOptions = {}) {
-      const where = and(
-        status ? eq(deliveries.status, status) : undefined,
-        eventType ? eq(deliveries.eventType, eventType) : undefined,
-        since !== undefined ? gte(deliveries.receivedAt, since) : undefined,
-      );
+    async list({ limit = 100, ...filters }: ListDeliveriesOptions = {}) {
       const rows = await db
         .select()
         .from(deliveries)
-        .where(where)
+        .where(deliveryFilters(deliveries, filters))
         .orderBy(desc(deliveries.receivedAt), desc(deliveries.eventId))
         .limit(limit);
       return rows.map(toDelivery);
     },
     async listSecrets() {
       const rows = await db.select().from(webhookSecrets).orderBy(asc(webhookSecrets.createdAt), asc(webhookSecrets.id));
-      return rows.map(
-        (r): StoredSecret => ({
-          id: r.id,
-          webhookId: r.webhookId,
-          url: r.url,
-          eventTypes: r.eventTypes ? (JSON.parse(r.eventTypes) as string[]) : null,
-          secret: r.secret,
-          fingerprint: r.fingerprint,
-          createdAt: r.createdAt,
-        }),
-      );
+      return rows.map(fromSecretRow);
     },
     async addSecret(secret) {
       const inserted = await db
         .insert(webhookSecrets)
-        .values({
-          id: secret.id,
-          webhookId: secret.webhookId,
-          url: secret.url,
-          eventTypes: secret.eventTypes ? JSON.stringify(secret.eventTypes) : null,
-          secret: secret.secret,
-          fingerprint: secret.fingerprint,
-          createdAt: secret.createdAt,
-        })
+        .values(secretRow(secret))
         .onConflictDoNothing()
         .returning({ id: webhookSecrets.id });
       return inserted.length > 0;
@@ -130,7 +107,7 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
     async removeSecret(idOrFingerprint) {
       const removed = await db
         .delete(webhookSecrets)
-        .where(or(eq(webhookSecrets.id, idOrFingerprint), eq(webhookSecrets.fingerprint, idOrFingerprint)))
+        .where(secretMatch(webhookSecrets, idOrFingerprint))
         .returning({ id: webhookSecrets.id });
       return removed.length;
     },

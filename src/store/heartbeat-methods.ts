@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { HeartbeatStore } from '../core/alerts/heartbeat-store.js';
 import { heartbeats } from './schema.js';
 import type { AnySqliteDatabase } from './statements.js';
+import { downtimeColumns, heartbeatRecord } from './row-values.js';
 
 /** Every process on one database beats this one row. */
 const RECEIVER = 'receiver';
@@ -11,12 +12,10 @@ export function heartbeatMethods(db: AnySqliteDatabase): HeartbeatStore {
   return {
     async readHeartbeat() {
       const [row] = await db.select().from(heartbeats).where(eq(heartbeats.name, RECEIVER)).limit(1);
-      if (!row) return null;
-      const downtime = row.downFrom !== null && row.downUntil !== null ? { from: row.downFrom, until: row.downUntil } : null;
-      return { beatAt: row.beatAt, downtime };
+      return row ? heartbeatRecord(row) : null;
     },
     async writeHeartbeat(beatAt, downtime) {
-      const down = downtime ? { downFrom: downtime.from, downUntil: downtime.until } : {};
+      const down = downtimeColumns(downtime);
       await db
         .insert(heartbeats)
         .values({ name: RECEIVER, beatAt, ...down })

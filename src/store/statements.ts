@@ -225,6 +225,9 @@ export function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
+/** The last error a quarantined row carries: why it is not dispatched. */
+export const QUARANTINED_ERROR = 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)';
+
 /**
  * The statements of one quarantine, run atomically in this order (a D1 batch cannot branch):
  * - `stored`: the delivery it conflicts with (the id, or the signed content under another id);
@@ -251,7 +254,7 @@ export function quarantineStatements(db: AnySqliteDatabase, d: NewDelivery, alte
       eventId: sql`case when exists ${byId} then ${alternateId} else ${p.eventId} end`,
       lastReceivedAt: p.receivedAt,
       status: 'quarantined',
-      lastError: 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)',
+      lastError: QUARANTINED_ERROR,
       nextAttemptAt: null,
       leaseOwner: null,
       leaseUntil: null,

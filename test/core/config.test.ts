@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
-import { parseConfig } from '../../src/core/config.js';
+import { describeStore, parseConfig } from '../../src/core/config.js';
 
 describe('parseConfig', () => {
   it('applies the documented defaults', () => {
@@ -8,6 +8,7 @@ describe('parseConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       databasePath: './data/podhook.db',
+      databaseUrl: null,
       secrets: [],
       webhookPath: '/webhooks',
       maxBodyBytes: 262144,
@@ -80,5 +81,31 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ PORT: '3k' })).toThrow(ConfigError);
     expect(() => parseConfig({ PORT: '3k' })).toThrow(/^invalid configuration: PORT must be a whole number from 0 to 65535 \(got "3k"\)$/);
     expect(() => parseConfig({ RETENTION_DAYS: '1' })).toThrow(/RETENTION_DAYS must be at least 2: the sender retries for about 22\.4 hours/);
+  });
+
+  it('selects PostgreSQL with DATABASE_URL (winning over DATABASE_PATH) and describes it without the password', () => {
+    const config = parseConfig({ DATABASE_URL: 'postgres://podhook:s3cr3t-pw@db.internal:5432/podhook', DATABASE_PATH: '/data/x.db' });
+    expect(config.databaseUrl).toBe('postgres://podhook:s3cr3t-pw@db.internal:5432/podhook');
+    expect(describeStore(config)).toEqual({ store: 'postgres', database: 'postgres://podhook@db.internal:5432/podhook' });
+    expect(describeStore(parseConfig({ DATABASE_PATH: '/data/x.db' }))).toEqual({ store: 'sqlite', database: '/data/x.db' });
+    expect(parseConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
+  });
+
+  it.each([
+    ['not a url s3cr3t-pw', /DATABASE_URL must be a URL like postgres:/],
+    ['mysql://u:s3cr3t-pw@h/db', /DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//],
+    ['postgres://u:s3cr3t-pw@h:5432', /DATABASE_URL must name a database/],
+  ])('refuses a malformed DATABASE_URL, naming the variable and never echoing it: %s', (value, message) => {
+    const error = (() => {
+      try {
+        parseConfig({ DATABASE_URL: value });
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error('no error');
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toContain('s3cr3t-pw');
   });
 });

@@ -21,9 +21,18 @@ export interface RemotePodhook {
   close(): Promise<void>;
 }
 
-/** A Node `podhook serve` whose database first gets `seed` through `podhook import`. */
-export async function startNodeRemote(dir: string, seed: readonly ExportRecord[]): Promise<RemotePodhook> {
-  const env = { DATABASE_PATH: join(dir, 'remote.db'), SVC_WEBHOOK_SECRET: TEST_SECRET, ADMIN_TOKEN, DISPATCHER: 'off' };
+/**
+ * A Node `podhook serve` whose database first gets `seed` through `podhook import`: the SQLite
+ * file remote.db, or the PostgreSQL database at `databaseUrl`.
+ */
+export async function startNodeRemote(dir: string, seed: readonly ExportRecord[], databaseUrl?: string): Promise<RemotePodhook> {
+  const env = {
+    DATABASE_PATH: join(dir, 'remote.db'),
+    ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
+    SVC_WEBHOOK_SECRET: TEST_SECRET,
+    ADMIN_TOKEN,
+    DISPATCHER: 'off',
+  };
   const file = join(dir, 'seed.jsonl');
   writeFileSync(file, seed.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const imported = await runCli(['import', file], env);

@@ -54,7 +54,7 @@ describe('Node ingest: failure paths', () => {
     const dir = tempDir();
     const target = openNodeTarget(dir, { secrets: [TEST_SECRET] });
     target.setNow(FIXED_NOW_MS);
-    expect(target.runtime.database.sqlite.pragma('synchronous', { simple: true })).toBe(1); // NORMAL + fdatasync per commit
+    expect(target.runtime.database!.sqlite.pragma('synchronous', { simple: true })).toBe(1); // NORMAL + fdatasync per commit
     const ok = signDelivery();
     expect((await target.fetch(toRequest(ok))).status).toBe(200);
     await target.close();

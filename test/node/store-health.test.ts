@@ -46,7 +46,7 @@ describe('the store notices when it is gone or failing', () => {
 
   it('/readyz answers 503 while commits fail (database full) and ready again after one succeeds', async () => {
     const { server, log } = await serve();
-    const sqlite = server.runtime.database.sqlite;
+    const sqlite = server.runtime.database!.sqlite;
     expect((await deliver(server.url)).status).toBe(200);
     const pages = sqlite.pragma('page_count', { simple: true }) as number;
     sqlite.pragma(`max_page_count = ${pages}`); // a real SQLITE_FULL on the next commit that grows the file

@@ -22,7 +22,8 @@ export const deliveriesCommand = defineCommand({
                delivery a quarantined one conflicts with); values are whole (the
                table cuts long ones, ending them in ...)
 
-Reads DATABASE_PATH (default ./data/podhook.db), like the server.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), like
+the server.
 Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`,
   options: {
     status: { type: 'string' },
@@ -36,7 +37,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
     const limitText = values.limit ?? '50';
     if (!/^[1-9]\d{0,5}$/.test(limitText)) throw new UsageError('--limit must be a whole number from 1 to 999999');
     const config = parseConfig(io.env);
-    const { store, close } = openExistingStore(config.databasePath);
+    const { store, close } = await openExistingStore(config);
     try {
       const rows = await store.list({
         status,
@@ -52,7 +53,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
       }
       return EXIT.ok;
     } finally {
-      close();
+      await close();
     }
   },
 });

@@ -23,7 +23,8 @@ Each line is one delivery, oldest first, in the ${DELIVERY_EXPORT_FORMAT} format
  "processed_at","headers","body_base64"} and, for a quarantined delivery, "conflict_with"
 The body is base64 of the exact bytes received, so bodies that are not UTF-8 survive.
 
-Reads DATABASE_PATH (default ./data/podhook.db); works while the server runs.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db);
+works while the server runs.
 Exit codes: 0 exported, 1 no database at that path or FILE exists, 2 bad usage or configuration.`,
   options: { ...FILTER_OPTIONS, out: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
   async run({ values }, io) {
@@ -39,10 +40,10 @@ Exit codes: 0 exported, 1 no database at that path or FILE exists, 2 bad usage o
         return EXIT.failure;
       }
     }
-    let store: ReturnType<typeof openExistingStore>['store'];
-    let close: () => void;
+    let store: Awaited<ReturnType<typeof openExistingStore>>['store'];
+    let close: () => Promise<void>;
     try {
-      ({ store, close } = openExistingStore(config.databasePath));
+      ({ store, close } = await openExistingStore(config));
     } catch (error) {
       if (fd !== undefined) closeSync(fd);
       throw error;
@@ -63,7 +64,7 @@ Exit codes: 0 exported, 1 no database at that path or FILE exists, 2 bad usage o
       return EXIT.ok;
     } finally {
       if (fd !== undefined) closeSync(fd);
-      close();
+      await close();
     }
   },
 });

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { coverageMismatch, handlerCoverage, subscribedTypes } from '../../core/events/handler-coverage.js';
-import { parseConfig } from '../../core/config.js';
+import { describeStore, parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { openConfiguredStore } from '../../node/open-store.js';
 import { defineCommand, EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -25,7 +25,8 @@ Options:
                      (subscribed is null when no webhook was stored by podhook register)
 ${HANDLERS_HELP}
 
-Reads DATABASE_PATH (default ./data/podhook.db) if it exists; never creates it.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db) if it
+exists; never creates it.
 Exit codes: 0 listed, 2 bad usage, configuration, or an invalid handler registry (the message
 names the module and what is wrong).`,
   options: { json: { type: 'boolean' }, ...HANDLERS_OPTION },
@@ -34,12 +35,12 @@ names the module and what is wrong).`,
     const { registry, handlers } = await loadValidRegistry(values.handlers as string | undefined);
 
     let secrets: StoredSecret[] = [];
-    if (existsSync(config.databasePath)) {
-      const { store, close } = openSqliteStore(config.databasePath);
+    if (config.databaseUrl !== null || existsSync(config.databasePath)) {
+      const { store, close } = await openConfiguredStore(config);
       try {
         secrets = await store.listSecrets();
       } finally {
-        close();
+        await close();
       }
     }
     const coverage = handlerCoverage(handlers, subscribedTypes(secrets));
@@ -58,7 +59,7 @@ names the module and what is wrong).`,
     }
     out.push(
       webhooks.length === 0
-        ? `Event types (no webhook stored by podhook register in ${config.databasePath}: subscription unknown):`
+        ? `Event types (no webhook stored by podhook register in ${describeStore(config).database}: subscription unknown):`
         : `Event types (webhook${webhooks.length > 1 ? 's' : ''} ${webhooks.map((w) => `${w.webhookId} → ${w.url}`).join(', ')}):`,
     );
     const rows = coverage.types.map((t) => {

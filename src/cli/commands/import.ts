@@ -4,7 +4,7 @@ import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { openConfiguredStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 
 /** Rows per transaction. */
@@ -15,7 +15,8 @@ export const importCommand = defineCommand({
   summary: 'Store the deliveries of an export file in this database, deduplicated on event id.',
   usage: 'podhook import FILE.jsonl|-',
   help: `Reads a ${DELIVERY_EXPORT_FORMAT} file written by \`podhook export\` (or stdin for -) into
-DATABASE_PATH (default ./data/podhook.db; created and migrated if missing).
+DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db; created and
+migrated if missing).
 
 Each delivery is stored as it was exported: the same bytes, headers, signature t, status,
 attempts, delivery count, last error and times, so \`podhook replay --status dead\` finds the
@@ -38,7 +39,7 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
     if (positionals.length !== 1) throw new UsageError('give one export file, or - for stdin');
     const file = positionals[0]!;
     const config = parseConfig(io.env);
-    const { store, close } = openSqliteStore(config.databasePath);
+    const { store, where, close } = await openConfiguredStore(config);
     const importDeliveries = createImporter({ store, crypto: createNodeSignatureCrypto() });
     const tally = { new: 0, duplicate: 0, conflict: 0 };
     const conflicts: string[] = [];
@@ -65,10 +66,10 @@ Exit codes: 0 every record is stored, 1 a conflict or a malformed line, 2 bad us
       io.stderr(`podhook import: stopped: ${(error as Error).message}\nStored before that: ${report()}.\n`);
       return EXIT.failure;
     } finally {
-      close();
+      await close();
     }
     const total = tally.new + tally.duplicate + tally.conflict;
-    io.stdout(`Imported ${total} ${total === 1 ? 'record' : 'records'} into ${config.databasePath}: ${report()}.\n`);
+    io.stdout(`Imported ${total} ${total === 1 ? 'record' : 'records'} into ${where}: ${report()}.\n`);
     for (const id of conflicts) {
       io.stderr(`conflict: ${id}: its signed content is stored under another event id, or the id under another type\n`);
     }

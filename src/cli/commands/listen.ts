@@ -9,7 +9,7 @@ import { followRemote } from '../../core/transfer/follow-remote.js';
 import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { openConfiguredStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -25,12 +25,13 @@ export const listenCommand = defineCommand({
   summary: 'Follow a deployed podhook\'s deliveries: store them here and run the local handlers on them.',
   usage: 'podhook listen --from URL [--token T] [--types T,T] [--since ISO|DURATION] [--handler NAME] [--handlers MODULE] [--once]',
   help: `Reads the remote's GET /_podhook/api/export (its admin API: ADMIN_TOKEN set there), stores
-each delivery in DATABASE_PATH byte-exact, deduplicated on event id as \`podhook import\` does
-(status queued here, whatever it is there), and runs the local handlers on it through the
-dispatcher (retries, ledger and dead letters as \`podhook serve\` does). One line per delivery on
-stdout: the time it was stored remotely, its type, its event id, the local handlers' outcome.
+each delivery in this store (DATABASE_URL's PostgreSQL when set, else DATABASE_PATH) byte-exact,
+deduplicated on event id as \`podhook import\` does (status queued here, whatever it is there),
+and runs the local handlers on it through the dispatcher (retries, ledger and dead letters as
+\`podhook serve\` does). One line per delivery on stdout: the time it was stored remotely, its
+type, its event id, the local handlers' outcome.
 
-The position in each remote's export is kept in DATABASE_PATH: stopped and started again,
+The position in each remote's export is kept in that store: stopped and started again,
 listen fetches everything stored there since the last delivery it saw, then follows live: a
 Node remote long-polls (within about a second); a Worker remote is asked every ${WORKER_POLL_MS / 1000} s and
 holds back its last 5 s (within about 7 s). The remote is only read: nothing is written
@@ -51,7 +52,7 @@ ${HANDLERS_HELP}
 
 Network errors and 5xx answers are retried with backoff (1 s doubling to 30 s), one line each
 on stderr; --once gives up after 5 attempts in a row. Handler log lines (JSON, LOG_LEVEL) go to
-stderr. Reads DATABASE_PATH and the DISPATCH_* / HANDLER_TIMEOUT_MS / RETRY_* variables.
+stderr. Reads DATABASE_URL or DATABASE_PATH and the DISPATCH_* / HANDLER_TIMEOUT_MS / RETRY_* variables.
 
 Exit codes: 0 stopped (Ctrl-C) or --once with every handler run succeeding, 1 --once with a
 failed handler run or a conflict, or the remote answered something retrying cannot fix,
@@ -81,7 +82,7 @@ the token (401).`,
     const once = values.once === true;
     const config = parseConfig(io.env);
 
-    const { store, close } = openSqliteStore(config.databasePath);
+    const { store, where, close } = await openConfiguredStore(config);
     const router = createRouter(only === undefined ? all : all.filter((h) => h.name === only));
     const client = createExportClient({ baseUrl: from.href, token });
     const remoteTimes = new Map<string, number>();
@@ -112,7 +113,7 @@ the token (401).`,
     // Retries come due on a timer, as in `podhook serve`; deliveries left queued here run now.
     const retryTimer = once ? undefined : setInterval(() => dispatcher.wake(), config.dispatch.pollMs);
     dispatcher.wake();
-    io.stderr(`podhook listen: following ${client.remote} into ${config.databasePath}${once ? ' (--once)' : ' (Ctrl-C stops)'}\n`);
+    io.stderr(`podhook listen: following ${client.remote} into ${where}${once ? ' (--once)' : ' (Ctrl-C stops)'}\n`);
     let conflicts = 0;
     try {
       await followRemote({
@@ -160,7 +161,7 @@ the token (401).`,
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await dispatcher.stop();
-      close();
+      await close();
     }
     return once && failed + conflicts > 0 ? EXIT.failure : EXIT.ok;
   },

@@ -8,9 +8,9 @@ import { ServiceError } from '../../admin/service-error.js';
 import { API_KEY_HOME, type CreatedWebhook } from '../../admin/webhook.js';
 import { EVENT_TYPES } from '../../core/events/event-types.js';
 import { createRouter } from '../../core/dispatch/router.js';
-import { parseConfig } from '../../core/config.js';
+import { describeStore, parseConfig } from '../../core/config.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { openConfiguredStore, type OpenedStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';
@@ -34,7 +34,8 @@ export const registerCommand = defineCommand({
   summary: 'Create the webhook at the service and store its one-time signing secret.',
   usage: 'podhook register --url <https url> [--events T,T,... | --only-handled [--handlers MODULE]] [--show-secret] [--secret-file PATH] [--wrangler]',
   help: `Creates the webhook with POST $SVC_BASE_URL/pods/v1/webhooks and stores the signing secret
-the service shows once in DATABASE_PATH, where the running receiver accepts it at once (no restart).
+the service shows once in the store (DATABASE_URL or DATABASE_PATH), where the running receivers
+accept it at once (no restart).
 
 Options:
   --url URL          where the service delivers: https only; no credentials, localhost,
@@ -58,6 +59,7 @@ Environment:
   SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME})
   SVC_BASE_URL   the compute host, e.g. https://compute.example.com (http only for 127.0.0.1/localhost)
   DATABASE_PATH  where the secret is stored, as for the server (./data/podhook.db)
+  DATABASE_URL   PostgreSQL to store it in instead, as for the server (wins over DATABASE_PATH)
 
 Exit codes:
   0  registered; the secret is stored (and written / piped as asked)
@@ -109,11 +111,11 @@ On a failure the service's x-request-id is printed, for support.`,
     const config = parseConfig(io.env);
 
     // Open the database first: the secret is shown once, so there must be somewhere to put it.
-    let opened: ReturnType<typeof openSqliteStore>;
+    let opened: OpenedStore;
     try {
-      opened = openSqliteStore(config.databasePath);
+      opened = await openConfiguredStore(config);
     } catch (error) {
-      say(`cannot open the database at ${config.databasePath} (${(error as Error).message}). Nothing was sent.`);
+      say(`cannot open the database at ${describeStore(config).database} (${(error as Error).message}). Nothing was sent.`);
       return EXIT.usage;
     }
     try {
@@ -148,9 +150,9 @@ On a failure the service's x-request-id is printed, for support.`,
           fingerprint,
           createdAt: Date.now(),
         });
-        kept.push(`stored in ${config.databasePath} as fingerprint ${fingerprint}: the running receiver accepts it now`);
+        kept.push(`stored in ${opened.where} as fingerprint ${fingerprint}: the running receiver accepts it now`);
       } catch (error) {
-        problems.push(`the secret could not be stored in ${config.databasePath} (${(error as Error).message})`);
+        problems.push(`the secret could not be stored in ${opened.where} (${(error as Error).message})`);
       }
       if (secretFile !== undefined) {
         try {
@@ -178,7 +180,7 @@ On a failure the service's x-request-id is printed, for support.`,
       }
       return EXIT.ok;
     } finally {
-      opened.close();
+      await opened.close();
     }
   },
 });

@@ -35,7 +35,8 @@ error when one failed. A delivery a running server is dispatching at that moment
 One line per delivery and a summary go to stdout; the handlers' log lines (JSON, LOG_LEVEL;
 LOG_PRETTY=1 for people) go to stderr.
 
-Reads DATABASE_PATH (default ./data/podhook.db) and HANDLER_TIMEOUT_MS.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), and
+HANDLER_TIMEOUT_MS.
 Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing or unreadable,
 2 bad usage or configuration.`,
   options: {
@@ -59,7 +60,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     }
     const dryRun = values['dry-run'] === true;
     const config = parseConfig(io.env);
-    const { store, close } = openExistingStore(config.databasePath);
+    const { store, close } = await openExistingStore(config);
     const replayer = createReplayer({
       store,
       router: createRouter(handlers),
@@ -91,7 +92,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
         io.stdout(`${head(delivery)}  ${escapeControl(describe(delivery, result))}\n`);
       }
     } finally {
-      close();
+      await close();
     }
     io.stdout(`${summary(tally, runs, dryRun)}\n`);
     return tally.failed + tally.busy + tally.missing > 0 ? EXIT.failure : EXIT.ok;

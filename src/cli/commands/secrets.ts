@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { secretFingerprint } from '../../admin/secret-fingerprint.js';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { parseConfig } from '../../core/config.js';
-import { openSqliteStore } from '../../node/sqlite-store.js';
+import { openConfiguredStore } from '../../node/open-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { formatTable } from '../format-table.js';
 
@@ -39,7 +39,8 @@ to it, then remove the old one. There is no moment when a delivery has no valid 
   remove <id|fingerprint>
                      removes the secret with that id or fingerprint (see list)
 
-Reads DATABASE_PATH (default ./data/podhook.db), like the server.
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), like
+the server.
 Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
 2 bad usage or configuration (including an empty or malformed secret on stdin).`,
   options: {
@@ -75,11 +76,11 @@ Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
 
 async function list(json: boolean, io: CommandIo): Promise<number> {
   const config = parseConfig(io.env);
-  if (!existsSync(config.databasePath)) {
+  if (config.databaseUrl === null && !existsSync(config.databasePath)) {
     io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH, or run podhook register first)\n`);
     return EXIT.failure;
   }
-  const { store, close } = openSqliteStore(config.databasePath);
+  const { store, close } = await openConfiguredStore(config);
   try {
     const rows = (await store.listSecrets()).map(storedSecretJson);
     if (json) {
@@ -90,7 +91,7 @@ async function list(json: boolean, io: CommandIo): Promise<number> {
     }
     return EXIT.ok;
   } finally {
-    close();
+    await close();
   }
 }
 
@@ -98,7 +99,7 @@ async function add(webhookId: string | undefined, url: string | undefined, io: C
   const secret = await readSecret(io.stdin);
   const config = parseConfig(io.env);
   const fingerprint = await secretFingerprint(secret);
-  const { store, close } = openSqliteStore(config.databasePath);
+  const { store, close } = await openConfiguredStore(config);
   try {
     const id = randomUUID();
     const added = await store.addSecret({ id, webhookId: webhookId ?? null, url: url ?? null, eventTypes: null, secret, fingerprint, createdAt: Date.now() });
@@ -110,17 +111,17 @@ async function add(webhookId: string | undefined, url: string | undefined, io: C
     io.stdout(`Secret stored: id ${id}, fingerprint ${fingerprint}. The running receiver accepts it now (${count} stored secret${count === 1 ? '' : 's'}).\n`);
     return EXIT.ok;
   } finally {
-    close();
+    await close();
   }
 }
 
 async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
   const config = parseConfig(io.env);
-  if (!existsSync(config.databasePath)) {
+  if (config.databaseUrl === null && !existsSync(config.databasePath)) {
     io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH)\n`);
     return EXIT.failure;
   }
-  const { store, close } = openSqliteStore(config.databasePath);
+  const { store, close } = await openConfiguredStore(config);
   try {
     const removed = await store.removeSecret(idOrFingerprint);
     if (removed === 0) {
@@ -134,7 +135,7 @@ async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
     }
     return EXIT.ok;
   } finally {
-    close();
+    await close();
   }
 }
 

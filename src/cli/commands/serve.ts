@@ -9,6 +9,8 @@ import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 export const CONFIG_HELP = `Environment (validated at start; a bad value stops with one line naming it):
   PORT, HOST            where the server listens          (3000, 0.0.0.0)
   DATABASE_PATH         the SQLite file                    (./data/podhook.db)
+  DATABASE_URL          postgres://USER:PASS@HOST:PORT/DB: PostgreSQL shared by
+                        replicas instead of SQLite; wins over DATABASE_PATH (none)
   SVC_WEBHOOK_SECRET    signing secret(s), comma-separated (none; secrets stored by
                         \`podhook register\` are accepted too)
   WEBHOOK_PATH          the ingest route                   (/webhooks)

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import pg from 'pg';
+import { createPostgresStore, drizzle, type PostgresDatabase, type PostgresStoreOptions } from '../store/postgres/postgres-store.js';
+import { migrateWithLock } from '../store/postgres/migrate-with-lock.js';
+import * as schema from '../store/postgres/schema.js';
+import type { DeliveryStore } from '../core/delivery-store.js';
+import { packageRoot } from './package-root.js';
+
+/** `int8` (epoch milliseconds) read as a JS number: every time podhook stores fits in 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export function postgresMigrationsFolder(): string {
+  return join(packageRoot(), 'drizzle', 'postgres');
+}
+
+export interface OpenPostgresOptions {
+  /** Pool size (the server's dispatcher and ingest share it). */
+  max?: number;
+  /** How long a query waits for a connection before failing (then ingest answers 503). */
+  connectionTimeoutMs?: number;
+  onError?: (error: Error) => void;
+}
+
+export interface OpenedPostgres {
+  pool: pg.Pool;
+  db: PostgresDatabase;
+  /** Applies pending migrations under the advisory lock. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A pool on DATABASE_URL; nothing connects until the first query. */
+export function openPostgres(url: string, { max = 10, connectionTimeoutMs = 5000, onError }: OpenPostgresOptions = {}): OpenedPostgres {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectionTimeoutMs, types });
+  // An idle connection dropped by a restarting server must not crash the process.
+  pool.on('error', (error) => onError?.(error));
+  const db = drizzle(pool, { schema }) as PostgresDatabase;
+  let ended = false;
+  return {
+    pool,
+    db,
+    migrate: () => migrateWithLock(pool, postgresMigrationsFolder()),
+    async close() {
+      if (ended) return;
+      ended = true;
+      await pool.end();
+    },
+  };
+}
+
+/** Opens the pool, migrates, and returns the store (the CLI tools: one attempt, errors surface). */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<{ store: DeliveryStore; close(): Promise<void> }> {
+  // A one-shot tool: a dropped idle connection surfaces on its next query, not as a crash.
+  const opened = openPostgres(url, { max: 4, onError: () => {} });
+  try {
+    await opened.migrate();
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  return { store: createPostgresStore(opened.db, options), close: () => opened.close() };
+}
