@@ -125,9 +125,10 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
   renewLeases(options: RenewLeasesOptions): Promise<string[]>;
   /**
    * Records dispatch outcomes and their handler runs, all in one transaction, releasing the
-   * leases; an outcome whose claim no longer holds its row writes nothing.
+   * leases; an outcome whose claim no longer holds its row writes nothing. Resolves with the ids
+   * whose outcome was recorded.
    */
-  completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<void>;
+  completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
   /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
   releaseLeases(owner: string): Promise<number>;
   /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger rows. */

@@ -53,12 +53,15 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       return (await leaseStatement(db, params)) as DeliveryRow[];
     },
     async completeDispatch(outcomes) {
-      await batch(
-        outcomes.flatMap((o) => {
-          const { outcome, runs } = outcomeParams(o);
-          return [...runs.map((r) => handlerRunStatement(db, r)), outcomeStatement(db, outcome)];
-        }),
-      );
+      const queries: ReturningQuery[] = [];
+      const outcomeAt: number[] = [];
+      for (const o of outcomes) {
+        const { outcome, runs } = outcomeParams(o);
+        for (const r of runs) queries.push(handlerRunStatement(db, r));
+        outcomeAt.push(queries.push(outcomeStatement(db, outcome)) - 1);
+      }
+      const results = (await batch(queries)) as { eventId: string }[][];
+      return outcomeAt.flatMap((at) => results[at]!.map((r) => r.eventId));
     },
     atomic: batch,
   };

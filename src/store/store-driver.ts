@@ -13,7 +13,8 @@ export type ReturningQuery = { all(): any };
 export interface StoreDriver {
   claim(batch: readonly NewDelivery[]): Promise<ClaimResult[]>;
   leaseDue(params: LeaseParams): Promise<DeliveryRow[]>;
-  completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<void>;
+  /** Resolves with the ids whose outcome was recorded (their claim still held them). */
+  completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
   /** Runs statements (each with RETURNING) atomically; resolves with each one's rows. */
   atomic(queries: readonly ReturningQuery[]): Promise<unknown[][]>;
 }

@@ -140,11 +140,13 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
     completeDispatch: (outcomes) =>
       write(
         () => {
+          const recorded: string[] = [];
           for (const o of outcomes) {
             const { outcome: params, runs } = outcomeParams(o);
             for (const run of runs) runStmt.all(run as never);
-            outcome(params);
+            if (outcome(params).length > 0) recorded.push(o.eventId);
           }
+          return recorded;
         },
         { lazy: true, durable: false },
       ),

@@ -104,9 +104,9 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
 
   it('runs on a live replica the work of one killed with SIGKILL mid-handler, once its lease runs out', async () => {
     const url = await freshDatabaseUrl();
-    // Lease = handler timeout + 5 s: a short timeout keeps the test short.
-    const stuck = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', STALL_HANDLERS: '1' }, STALLING);
-    const live = await serve({ DATABASE_URL: url, HANDLER_TIMEOUT_MS: '1000', DISPATCH_POLL_MS: '100' }, STALLING);
+    // A short LEASE_MS keeps the test short.
+    const stuck = await serve({ DATABASE_URL: url, LEASE_MS: '1000', STALL_HANDLERS: '1' }, STALLING);
+    const live = await serve({ DATABASE_URL: url, LEASE_MS: '1000', DISPATCH_POLL_MS: '100' }, STALLING);
     await vi.waitFor(async () => expect((await fetch(`${stuck.url}/readyz`)).status).toBe(200), { timeout: 15_000 });
     const d = now();
     expect((await post(stuck.url, d)).status).toBe(200);

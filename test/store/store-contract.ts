@@ -281,10 +281,11 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
         // a.1 was paused past its lease; the same owner leases the row again under a.2 (a restart would too).
         expect(await store.leaseDue({ owner: 'a', claimId: 'a.2', now: t0 + 5001, leaseMs: 1000, limit: 1 })).toHaveLength(1);
         expect(await store.renewLeases({ leases: [{ eventId: d.eventId, claimId: 'a.1' }], until: t0 + 99_000 })).toEqual([]);
-        await store.completeDispatch([
+        const stale = await store.completeDispatch([
           { eventId: d.eventId, owner: 'a', claimId: 'a.1', status: 'dead', attempts: 9, lastError: 'stale', nextAttemptAt: null, now: t0 + 5002,
             runs: [{ eventId: d.eventId, handler: 'h', status: 'failed', attempts: 9, lastError: 'stale' }] },
         ]);
+        expect(stale).toEqual([]);
         expect(await store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0, lastError: null });
         expect(await store.handlerRuns([d.eventId])).toEqual([]);
         // The stale renewal did not extend a.2's lease: it still ends at t0 + 6001.
@@ -293,9 +294,9 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
           { eventId: d.eventId, owner: 'a', claimId: 'a.2', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now: t0 + 6003, runs: [] },
         ]);
         expect(await store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
-        await store.completeDispatch([
+        expect(await store.completeDispatch([
           { eventId: d.eventId, owner: 'c', claimId: 'c.1', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now: t0 + 6004, runs: [] },
-        ]);
+        ])).toEqual([d.eventId]);
         expect(await store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1, processedAt: t0 + 6004 });
         // A finished row has no claim left to renew.
         expect(await store.renewLeases({ leases: [{ eventId: d.eventId, claimId: 'c.1' }], until: t0 + 99_000 })).toEqual([]);

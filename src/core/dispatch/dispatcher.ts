@@ -98,10 +98,11 @@ export function createDispatcher({
   schedule,
 }: DispatcherOptions): Dispatcher {
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
-  const complete = createBatcher<DispatchOutcome, void>({
+  /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
+  const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
-      await store.completeDispatch(batch);
-      return batch.map(() => undefined);
+      const recorded = new Set(await store.completeDispatch(batch));
+      return batch.map((o) => recorded.has(o.eventId));
     },
     schedule,
   });
@@ -183,7 +184,10 @@ export function createDispatcher({
     // Lease lost: the claim that holds it now records the outcome (the store fences this one anyway).
     if (outcome === null || leases.claimOf(delivery.eventId) !== claimId) return;
     outcome.claimId = claimId;
-    await complete(outcome);
+    if (!(await complete(outcome))) {
+      logger.warn({ event_id: delivery.eventId, claim_id: claimId, status: outcome.status }, 'lease lost: outcome not recorded, another claim holds the delivery');
+      return;
+    }
     if (observer.deliveryFinished) {
       observer.deliveryFinished(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
     }

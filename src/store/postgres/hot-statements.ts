@@ -88,7 +88,7 @@ export const COMPLETE_DISPATCH = {
       processed_at = o.processed_at, duration_ms = o.duration_ms, lease_owner = null, lease_until = null, claim_id = null
   from o where d.event_id = o.event_id and d.claim_id = o.claim_id
   returning d.event_id
-)
+), runs as (
 insert into handler_runs (event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
 select r.event_id, r.handler, r.status, r.attempts, r.last_error, r.updated_at, r.duration_ms, r.failures
 from unnest($9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14::int8[], $15::int4[], $16::int4[])
@@ -96,5 +96,7 @@ from unnest($9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14:
 where r.event_id in (select event_id from done)
 on conflict (event_id, handler) do update
 set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, updated_at = excluded.updated_at,
-    duration_ms = excluded.duration_ms, failures = handler_runs.failures + excluded.failures`,
+    duration_ms = excluded.duration_ms, failures = handler_runs.failures + excluded.failures
+)
+select event_id from done`,
 };

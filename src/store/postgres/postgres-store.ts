@@ -230,7 +230,7 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
       }));
     },
     async completeDispatch(outcomes) {
-      if (outcomes.length === 0) return;
+      if (outcomes.length === 0) return [];
       const all = outcomes.map(outcomeParams);
       const o = all.map((x) => x.outcome);
       // One ledger row per (event, handler): the last outcome of a batch wins, its failures add up, as in sequence.
@@ -240,7 +240,7 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
         byRun.set(key, { ...r, failures: (byRun.get(key)?.failures ?? 0) + (r.status === 'failed' ? 1 : 0) });
       }
       const runs = [...byRun.values()];
-      await pool.query({
+      const { rows } = await pool.query<{ event_id: string }>({
         ...COMPLETE_DISPATCH,
         values: [
           o.map((x) => x.eventId), o.map((x) => x.claimId), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
@@ -249,6 +249,7 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
           runs.map((r) => r.lastError), runs.map((r) => r.updatedAt), runs.map((r) => r.durationMs), runs.map((r) => r.failures),
         ],
       });
+      return rows.map((r) => r.event_id);
     },
     async renewLeases({ leases, until }) {
       if (leases.length === 0) return [];
