@@ -1,9 +1,9 @@
 import { defineConfig } from 'drizzle-kit';
 
-// `npm run db:generate` writes SQL migrations into drizzle/; both the Node service (at start-up)
-// and the Worker (wrangler d1 migrations, `migrations_dir`) apply the same files.
+// `npm run db:generate` writes SQLite migrations into drizzle/sqlite/; both the Node service (at
+// start-up) and the Worker (wrangler d1 migrations, `migrations_dir`) apply the same files.
 export default defineConfig({
   dialect: 'sqlite',
   schema: './src/store/schema.ts',
-  out: './drizzle',
+  out: './drizzle/sqlite',
 });

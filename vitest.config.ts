@@ -44,8 +44,8 @@ export default defineConfig({
               d1Databases: { DB: 'podhook', CONTRACT_DB: 'podhook-contract', STORE_DB: 'podhook-store' },
               bindings: {
                 SVC_WEBHOOK_SECRET: 'whsec_test_3f9a1c0b7d2e4a58',
-                // The same drizzle/ migrations wrangler applies, for test/worker/apply-migrations.ts.
-                TEST_MIGRATIONS: await readD1Migrations(here('./drizzle')),
+                // The same drizzle/sqlite/ migrations wrangler applies, for test/worker/apply-migrations.ts.
+                TEST_MIGRATIONS: await readD1Migrations(here('./drizzle/sqlite')),
               },
             },
           })),

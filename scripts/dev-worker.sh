@@ -1,7 +1,7 @@
 #!/bin/sh
 # `npm run dev:worker`: the Worker in workerd on this machine (`wrangler dev --local`), with a
 # local D1 database under .wrangler/state. No Cloudflare login and no network are needed.
-#   - applies drizzle/ to the local D1 first (wrangler's d1_migrations ledger; a no-op when current)
+#   - applies drizzle/sqlite/ to the local D1 first (wrangler's d1_migrations ledger; a no-op when current)
 #   - the signing secret comes from .dev.vars (copy .dev.vars.example)
 #   - PORT picks the port (wrangler's default, 8787, otherwise)
 #   - --test-scheduled exposes GET /__scheduled?cron=*+*+*+*+* to run the cron handler by hand

@@ -4,7 +4,7 @@
 // each answered after it. It shows what the design itself costs on this machine.
 //
 // GROUP_COMMIT_WORK=podhook does by hand the durable work podhook does for each delivery: its
-// schema (drizzle/*.sql: the event-id key, the replay index, the queue indexes), the content
+// schema (drizzle/sqlite/*.sql: the event-id key, the replay index, the queue indexes), the content
 // digest and kept headers, the body decoded and parsed, the insert with its lease, the three log
 // lines (pino, asynchronous writes in 4 KiB chunks), and the outcome update, which joins the next
 // commit. No handler module, no metrics, no request ids, no error paths.
@@ -44,7 +44,7 @@ let insert: (p: Pending) => boolean;
 let recordOutcome: (p: Pending) => void = () => {};
 if (podhookWork) {
   for (const file of ['0000_init.sql', '0001_partial_indexes.sql', '0002_signed_content_index.sql']) {
-    for (const statement of readFileSync(new URL(`../../drizzle/${file}`, import.meta.url), 'utf8').split('--> statement-breakpoint')) {
+    for (const statement of readFileSync(new URL(`../../drizzle/sqlite/${file}`, import.meta.url), 'utf8').split('--> statement-breakpoint')) {
       db.exec(statement);
     }
   }

@@ -1,4 +1,4 @@
-// Applies drizzle/ to every test database, recording them in d1_migrations as
+// Applies drizzle/sqlite/ to every test database, recording them in d1_migrations as
 // `wrangler d1 migrations apply` does (one ledger per database). Already-applied files are skipped.
 import { applyD1Migrations } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
