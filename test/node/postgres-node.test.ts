@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { openPostgres } from '../../src/node/postgres-database.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
+import { freePort, openDoor } from '../helpers/tcp-door.js';
 import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
 import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
 import { runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
@@ -174,34 +174,3 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
     expect(result.stdout + result.stderr).not.toContain('pw-hidden-42');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Forwards 127.0.0.1:`port` to the PostgreSQL server on `to`. */
-async function openDoor(port: number, to: number): Promise<{ close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = createConnection(to, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
