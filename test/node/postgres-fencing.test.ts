@@ -63,6 +63,8 @@ describe('fencing by claim id across replicas (PostgreSQL)', () => {
     paused.child.kill('SIGCONT');
     // Resumed, its handler call ends (aborted at its next renewal, or done and failing).
     await vi.waitFor(() => expect(paused.output()).toContain('"msg":"handler run"'), { timeout: 15_000 });
+    // The operator sees it on /metrics (renewal found the lease taken, or the outcome write was fenced).
+    await vi.waitFor(async () => expect(await (await fetch(`${paused.url}/metrics`)).text()).toMatch(/podhook_leases_lost_total\{reason="(taken_over|outcome_fenced)"\} 1/), { timeout: 10_000 });
     // A graceful stop waits for its in-flight outcome writes, so any write it would make is made by now.
     paused.child.kill('SIGTERM');
     await once(paused.child, 'close');

@@ -6,5 +6,6 @@ export function combineObservers(...observers: readonly DispatchObserver[]): Dis
     handlerStarted: (...args) => observers.forEach((o) => o.handlerStarted?.(...args)),
     handlerFinished: (...args) => observers.forEach((o) => o.handlerFinished?.(...args)),
     deliveryFinished: (...args) => observers.forEach((o) => o.deliveryFinished?.(...args)),
+    leaseLost: (...args) => observers.forEach((o) => o.leaseLost?.(...args)),
   };
 }

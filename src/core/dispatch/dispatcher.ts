@@ -5,7 +5,7 @@ import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.j
 import type { Logger } from '../observability/logger.js';
 import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
 import { createDispatchSlots } from './dispatch-slots.js';
-import { createLeaseKeeper } from './lease-keeper.js';
+import { createLeaseKeeper, type LeaseLoss } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner, parseDeliveryBody, type HandlerObserver, type HandlerResult } from './run-handler.js';
 
@@ -22,6 +22,11 @@ export interface DeliveryFinishedDetail {
 export interface DispatchObserver extends HandlerObserver {
   /** An attempt's outcome is stored (not called for an attempt interrupted by shutdown: nothing is stored). */
   deliveryFinished?(eventType: string, status: DispatchOutcome['status'], detail: DeliveryFinishedDetail): void;
+  /**
+   * This process lost a delivery's lease: another claim took it over, it could not be renewed in
+   * time, or (`outcome_fenced`) the outcome write found another claim. Nothing was recorded.
+   */
+  leaseLost?(reason: LeaseLoss | 'outcome_fenced'): void;
 }
 
 export interface DispatcherOptions {
@@ -107,7 +112,13 @@ export function createDispatcher({
     schedule,
   });
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
-  const leases = createLeaseKeeper({ store, owner, logger, clock, leaseMs, renewEveryMs, onLost: (id, reason) => runner.abortDelivery(id, reason) });
+  const leases = createLeaseKeeper({
+    store, owner, logger, clock, leaseMs, renewEveryMs,
+    onLost(eventId, why, error) {
+      runner.abortDelivery(eventId, error);
+      observer.leaseLost?.(why);
+    },
+  });
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
@@ -186,6 +197,7 @@ export function createDispatcher({
     outcome.claimId = claimId;
     if (!(await complete(outcome))) {
       logger.warn({ event_id: delivery.eventId, claim_id: claimId, status: outcome.status }, 'lease lost: outcome not recorded, another claim holds the delivery');
+      observer.leaseLost?.('outcome_fenced');
       return;
     }
     if (observer.deliveryFinished) {

@@ -13,8 +13,11 @@ export interface LeaseKeeperOptions {
   /** How often held leases are checked; a lease older than this is renewed (default a third of `leaseMs`). */
   renewEveryMs?: number;
   /** A lease was lost (taken over, or about to run out unrenewed): its handlers must stop. */
-  onLost(eventId: string, reason: Error): void;
+  onLost(eventId: string, reason: LeaseLoss, error: Error): void;
 }
+
+/** Why a lease was lost: another claim holds the row, or it could not be renewed in time. */
+export type LeaseLoss = 'taken_over' | 'not_renewed';
 
 /** The leases one dispatcher holds, each under its own claim id, renewed while its handlers run. */
 export interface LeaseKeeper {
@@ -61,10 +64,10 @@ export function createLeaseKeeper({ store, owner, logger, clock, leaseMs, renewE
     (timer as { unref?: () => void }).unref?.();
   }
 
-  function lose(eventId: string, h: Held, why: string) {
+  function lose(eventId: string, h: Held, why: LeaseLoss) {
     h.lost = true;
     logger.warn({ event_id: eventId, claim_id: h.claimId, reason: why }, 'lease lost: this replica records no outcome for it');
-    onLost(eventId, new Error(`lease lost (${why})`));
+    onLost(eventId, why, new Error(`lease lost (${why === 'taken_over' ? 'another claim holds it' : 'not renewed in time'})`));
   }
 
   async function renew() {
@@ -80,7 +83,7 @@ export function createLeaseKeeper({ store, owner, logger, clock, leaseMs, renewE
           const h = held.get(l.eventId);
           if (!h || h.claimId !== l.claimId || h.lost) continue;
           if (kept.has(l.eventId)) h.until = until;
-          else lose(l.eventId, h, 'another claim holds it');
+          else lose(l.eventId, h, 'taken_over');
         }
       } catch (error) {
         logger.warn({ err: (error as Error).message, leases: due.length }, 'could not renew leases');
@@ -88,7 +91,7 @@ export function createLeaseKeeper({ store, owner, logger, clock, leaseMs, renewE
     }
     // One that would run out before the next renewal stops now, before another replica may take it.
     const after = clock();
-    for (const [eventId, h] of held) if (!h.lost && h.until - after <= renewEveryMs) lose(eventId, h, 'not renewed in time');
+    for (const [eventId, h] of held) if (!h.lost && h.until - after <= renewEveryMs) lose(eventId, h, 'not_renewed');
   }
 
   const newClaim = () => `${owner}.${(++seq).toString(36)}`;

@@ -54,6 +54,7 @@ export function createPodhookMetrics(
   const runs = registry.counter('podhook_handler_runs_total', 'Handler runs by handler and outcome.');
   const failures = registry.counter('podhook_handler_failures_total', 'Failed handler runs (errors, time-outs, invalid payloads).');
   const finished = registry.counter('podhook_dispatch_outcomes_total', 'Dispatch attempts by resulting status and event type.');
+  const leasesLost = registry.counter('podhook_leases_lost_total', 'Leases this process lost to another claim or could not renew (nothing recorded), by reason.');
   registry.gauge('podhook_queue_depth', 'Deliveries waiting for their handlers, by status.', async () => {
     const s = await queueStats();
     return [
@@ -81,6 +82,9 @@ export function createPodhookMetrics(
       },
       deliveryFinished(type, status) {
         finished.inc({ status, event_type: typeLabel(type) });
+      },
+      leaseLost(reason) {
+        leasesLost.inc({ reason });
       },
     },
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeliveryStore } from '../../../src/core/delivery-store.js';
 import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
+import { createPodhookMetrics } from '../../../src/core/observability/podhook-metrics.js';
 import { createRouter, defineHandler } from '../../../src/index.js';
 import { openSqliteStore } from '../../../src/node/sqlite-store.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
@@ -24,12 +25,14 @@ function setup(wrap: (store: DeliveryStore) => DeliveryStore = (s) => s) {
     signals.push(signal);
     await Promise.race([gate, new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)))]);
   });
+  const metrics = createPodhookMetrics(store);
   const dispatcher = createDispatcher({
-    store: wrap(store), router: createRouter([handler]), logger: log.logger, leaseMs: 1000, renewEveryMs: 10, clock: () => now,
+    store: wrap(store), router: createRouter([handler]), logger: log.logger, leaseMs: 1000, renewEveryMs: 10, clock: () => now, observer: metrics.observer,
   });
   const lostLines = () => log.records().filter((r) => String(r.msg).startsWith('lease lost'));
   return {
     store, dispatcher, log, signals, release, lostLines,
+    metricsText: () => metrics.registry.render(),
     advance: (ms: number) => (now += ms),
     now: () => now,
     async start() {
@@ -70,6 +73,7 @@ describe('dispatch leases: renewed while a handler runs, fenced by claim id', ()
     expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1 });
     expect(t.signals[0]!.aborted).toBe(false);
     expect(t.lostLines()).toEqual([]);
+    expect(await t.metricsText()).not.toContain('podhook_leases_lost_total{');
     await t.close();
   });
 
@@ -81,7 +85,8 @@ describe('dispatch leases: renewed while a handler runs, fenced by claim id', ()
     expect(taken?.eventId).toBe(d.eventId);
     await vi.waitFor(() => expect(t.signals[0]!.aborted).toBe(true));
     expect(String(t.signals[0]!.reason)).toContain('lease lost');
-    expect(t.lostLines()).toMatchObject([{ event_id: d.eventId, reason: 'another claim holds it' }]);
+    expect(t.lostLines()).toMatchObject([{ event_id: d.eventId, reason: 'taken_over' }]);
+    expect(await t.metricsText()).toContain('podhook_leases_lost_total{reason="taken_over"} 1');
     await t.dispatcher.runUntilIdle();
     expect(await t.store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
     await t.store.completeDispatch([{ eventId: d.eventId, owner: 'other', claimId: 'other.1', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now: t.now(), runs: [] }]);
@@ -102,7 +107,8 @@ describe('dispatch leases: renewed while a handler runs, fenced by claim id', ()
     expect(t.signals[0]!.aborted).toBe(false); // half the lease left: it may still be renewed
     t.advance(495); // 5 ms left, less than one renewal interval
     await vi.waitFor(() => expect(t.signals[0]!.aborted).toBe(true));
-    expect(t.lostLines()).toMatchObject([{ event_id: d.eventId, reason: 'not renewed in time' }]);
+    expect(t.lostLines()).toMatchObject([{ event_id: d.eventId, reason: 'not_renewed' }]);
+    expect(await t.metricsText()).toContain('podhook_leases_lost_total{reason="not_renewed"} 1');
     await t.dispatcher.runUntilIdle();
     // No attempt was recorded: once the lease ends, any dispatcher leases it again.
     expect(await t.store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
