@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { openPostgres } from '../../src/node/postgres-database.js';
 import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { freePort } from '../helpers/free-port.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
 import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
 import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
@@ -174,15 +175,6 @@ describe('podhook serve on PostgreSQL (DATABASE_URL)', () => {
     expect(result.stdout + result.stderr).not.toContain('pw-hidden-42');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Forwards 127.0.0.1:`port` to the PostgreSQL server on `to`. */
 async function openDoor(port: number, to: number): Promise<{ close(): Promise<void> }> {
