@@ -64,7 +64,8 @@ describe('PostgreSQL stopped and started under load', () => {
     const downFrom = Date.now();
     await vi.waitFor(
       async () => {
-        for (const u of urls) {
+        for (const [i, u] of urls.entries()) {
+          expect(replicas[i]!.child.exitCode, replicas[i]!.output().slice(-2000)).toBeNull();
           expect((await fetch(`${u}/readyz`)).status).toBe(503);
           expect(since(downFrom, 503, u).length).toBeGreaterThan(0);
         }
