@@ -40,6 +40,7 @@ const ConfigSchema = z.object({
   DISPATCH_MAX_ATTEMPTS: optional(integer(1, 100)),
   DISPATCH_POLL_MS: optional(integer(10, 3_600_000)),
   HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
+  LEASE_MS: optional(integer(300, 3_600_000)),
   RETRY_BASE_MS: optional(integer(1, 3_600_000)),
   RETRY_MAX_MS: optional(integer(1, 86_400_000)),
   ALERT_WEBHOOK_URL: optional(z.string().superRefine((v, ctx) => {
@@ -62,6 +63,8 @@ const ConfigSchema = z.object({
 const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL', 'DATABASE_URL']);
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** How long a dispatch lease lasts unrenewed: a killed replica's work is taken over after it. */
+export const DEFAULT_LEASE_MS = 15_000;
 
 /** The receiver's configuration, from the environment, with defaults applied. */
 export interface Config {
@@ -85,6 +88,8 @@ export interface Config {
     maxAttempts: number;
     pollMs: number;
     handlerTimeoutMs: number;
+    /** How long a dispatch lease lasts unrenewed (renewed every third of it while handlers run). */
+    leaseMs: number;
     retryBaseMs: number;
     retryMaxMs: number;
   };
@@ -148,6 +153,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxAttempts: e.DISPATCH_MAX_ATTEMPTS ?? 8,
       pollMs: e.DISPATCH_POLL_MS ?? 1000,
       handlerTimeoutMs: e.HANDLER_TIMEOUT_MS ?? 30_000,
+      leaseMs: e.LEASE_MS ?? DEFAULT_LEASE_MS,
       retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
       retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
     },
@@ -170,8 +176,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 
 /** The dispatcher's tuning from the configuration, as `createDispatcher` takes it. */
 export function dispatchTuning({ dispatch }: Config) {
-  const { concurrency, maxAttempts, handlerTimeoutMs, retryBaseMs, retryMaxMs } = dispatch;
-  return { concurrency, maxAttempts, handlerTimeoutMs, retryBaseMs, retryMaxMs };
+  const { concurrency, maxAttempts, handlerTimeoutMs, leaseMs, retryBaseMs, retryMaxMs } = dispatch;
+  return { concurrency, maxAttempts, handlerTimeoutMs, leaseMs, retryBaseMs, retryMaxMs };
 }
 
 /** Why DATABASE_URL cannot be used (never quoting it: it holds a password), or null. */

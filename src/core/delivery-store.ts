@@ -38,16 +38,30 @@ export interface HandlerRun {
 export interface LeaseOptions {
   /** Who takes the lease (one dispatcher: process id + random). */
   owner: string;
+  /**
+   * Written on every row leased (see `LeaseGrant.claimId`); default: the owner, for a caller that
+   * leases once. A dispatcher passes a fresh one per claim.
+   */
+  claimId?: string;
   now: number;
   leaseMs: number;
   limit: number;
 }
 
+/** Leases a dispatcher holds and wants to keep: each row by its id and the claim that leased it. */
+export interface RenewLeasesOptions {
+  leases: readonly { eventId: string; claimId: string }[];
+  /** The new end of each lease still held (epoch ms). */
+  until: number;
+}
+
 /** The result of one dispatch attempt, written atomically with its handler runs. */
 export interface DispatchOutcome {
   eventId: string;
-  /** The lease owner: the row is only updated while this owner still holds it. */
+  /** The lease owner that ran the attempt. */
   owner: string;
+  /** The claim it ran under (default: the owner): the row is only updated while this claim still holds it. */
+  claimId?: string;
   status: 'processed' | 'failed' | 'dead' | 'ignored';
   attempts: number;
   lastError: string | null;
@@ -104,7 +118,15 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
   leaseDue(options: LeaseOptions): Promise<Delivery[]>;
   /** The ledger entries of these events. */
   handlerRuns(eventIds: readonly string[]): Promise<HandlerRun[]>;
-  /** Records dispatch outcomes and their handler runs, all in one transaction, releasing the leases. */
+  /**
+   * Extends leases still held by the claims given; resolves with the ids renewed. A row missing
+   * from the answer was taken over by another claim (its lease ran out), or is no longer leased.
+   */
+  renewLeases(options: RenewLeasesOptions): Promise<string[]>;
+  /**
+   * Records dispatch outcomes and their handler runs, all in one transaction, releasing the
+   * leases; an outcome whose claim no longer holds its row writes nothing.
+   */
   completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<void>;
   /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
   releaseLeases(owner: string): Promise<number>;
@@ -189,6 +211,8 @@ export interface ImportedDelivery extends Delivery {
 export interface LeaseEventsOptions {
   eventIds: readonly string[];
   owner: string;
+  /** As `LeaseOptions.claimId` (default: the owner). */
+  claimId?: string;
   now: number;
   leaseMs: number;
 }

@@ -35,6 +35,11 @@ export interface NewDelivery {
 /** A lease a dispatcher reserved for a delivery it is about to run. */
 export interface LeaseGrant {
   owner: string;
+  /**
+   * This claim's fencing token: renewals and the outcome write match it, so a dispatcher whose
+   * lease ran out and was taken over (paused, partitioned) can neither renew nor record over the new claim.
+   */
+  claimId: string;
   /** Epoch ms. */
   until: number;
 }

@@ -35,7 +35,7 @@ export function deliveryAdminMethods(
           ),
           db
             .update(deliveries)
-            .set({ status: 'queued', nextAttemptAt: now, leaseOwner: null, leaseUntil: null })
+            .set({ status: 'queued', nextAttemptAt: now, leaseOwner: null, leaseUntil: null, claimId: null })
             .where(and(eq(deliveries.eventId, r.eventId), eq(deliveries.leaseOwner, owner)))
             .returning({ eventId: deliveries.eventId }),
         ]),

@@ -63,13 +63,13 @@ export function deliveryTransferMethods(
       );
     },
 
-    async leaseEvents({ eventIds, owner, now, leaseMs }) {
+    async leaseEvents({ eventIds, owner, claimId, now, leaseMs }) {
       const leased = [];
       for (let i = 0; i < eventIds.length; i += MAX_IDS_PER_QUERY) {
         const ids = eventIds.slice(i, i + MAX_IDS_PER_QUERY).map((id) => id.toLowerCase());
         const rows = await db
           .update(deliveries)
-          .set({ leaseOwner: owner, leaseUntil: now + leaseMs })
+          .set({ leaseOwner: owner, leaseUntil: now + leaseMs, claimId: claimId ?? owner })
           .where(and(inArray(deliveries.eventId, ids), or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now))))
           .returning();
         leased.push(...rows.map(toDelivery));

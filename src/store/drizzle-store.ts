@@ -13,6 +13,7 @@ import {
   outcomeParams,
   outcomeStatement,
   quarantineStatements,
+  renewStatement,
   toClaimResult,
   toQuarantineResult,
   toDelivery,
@@ -115,8 +116,8 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
       await db.run(sql`select 1`);
     },
 
-    async leaseDue({ owner, now, leaseMs, limit }) {
-      const rows = await driver.leaseDue({ owner, now, leaseUntil: now + leaseMs, limit });
+    async leaseDue({ owner, claimId, now, leaseMs, limit }) {
+      const rows = await driver.leaseDue({ owner, claimId: claimId ?? owner, now, leaseUntil: now + leaseMs, limit });
       return rows.map(toDelivery).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
     },
 
@@ -144,10 +145,15 @@ export function createDrizzleStore(db: AnySqliteDatabase, driver: StoreDriver): 
 
     completeDispatch: (outcomes) => driver.completeDispatch(outcomes),
 
+    async renewLeases({ leases, until }) {
+      const renewed = await atomic(leases.map((lease) => renewStatement(db, lease, until)));
+      return renewed.flatMap((rows) => (rows as { eventId: string }[]).map((r) => r.eventId));
+    },
+
     async releaseLeases(owner) {
       const rows = await db
         .update(deliveries)
-        .set({ leaseOwner: null, leaseUntil: null })
+        .set({ leaseOwner: null, leaseUntil: null, claimId: null })
         .where(eq(deliveries.leaseOwner, owner))
         .returning({ eventId: deliveries.eventId });
       return rows.length;

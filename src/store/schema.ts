@@ -38,6 +38,8 @@ export const deliveries = sqliteTable(
     /** Dispatcher lease: the owner may run its handlers until `lease_until`. */
     leaseOwner: text('lease_owner'),
     leaseUntil: integer('lease_until'),
+    /** The claim holding the lease: its renewals and outcome match it (a fencing token). */
+    claimId: text('claim_id'),
     processedAt: integer('processed_at'),
     /** How long the last dispatch attempt's handlers ran (they run together: the slowest one). */
     durationMs: integer('duration_ms'),

@@ -30,6 +30,7 @@ export interface ClaimParams {
   nextAttemptAt: number | null;
   leaseOwner: string | null;
   leaseUntil: number | null;
+  claimId: string | null;
 }
 
 /**
@@ -61,6 +62,7 @@ export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
       nextAttemptAt: p.nextAttemptAt,
       leaseOwner: p.leaseOwner,
       leaseUntil: p.leaseUntil,
+      claimId: p.claimId,
     })
     .onConflictDoNothing()
     .returning({ eventId: deliveries.eventId });
@@ -81,7 +83,17 @@ export function claimParams(d: NewDelivery): ClaimParams {
     nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
     leaseOwner: d.lease?.owner ?? null,
     leaseUntil: d.lease?.until ?? null,
+    claimId: d.lease?.claimId ?? null,
   };
+}
+
+/** Extends one lease while its claim still holds the row (see `DeliveryStore.renewLeases`). */
+export function renewStatement(db: AnySqliteDatabase, lease: { eventId: string; claimId: string }, until: number) {
+  return db
+    .update(deliveries)
+    .set({ leaseUntil: until })
+    .where(and(eq(deliveries.eventId, lease.eventId), eq(deliveries.claimId, lease.claimId)))
+    .returning({ eventId: deliveries.eventId });
 }
 
 /** A bump means duplicate (D1 runs bump then insert; SQLite runs bump only when the insert did nothing). */
@@ -93,6 +105,7 @@ export function toClaimResult(inserted: readonly unknown[], bumped: readonly { d
 
 export interface LeaseParams {
   owner: string;
+  claimId: string;
   now: number;
   leaseUntil: number;
   limit: number;
@@ -116,26 +129,35 @@ export function leaseStatement(db: AnySqliteDatabase, p: Params<LeaseParams>) {
     .limit(p.limit as number);
   return db
     .update(deliveries)
-    .set({ leaseOwner: p.owner as string, leaseUntil: p.leaseUntil as number })
+    .set({ leaseOwner: p.owner as string, leaseUntil: p.leaseUntil as number, claimId: p.claimId as string })
     .where(inArray(deliveries.eventId, due))
     .returning();
 }
 
-export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null };
+export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null; claimId: string };
 
+/**
+ * Writes one ledger run of an outcome, only while the outcome's claim still holds the delivery
+ * (run before the outcome statement, which releases the claim): a stale claim writes no run.
+ */
 export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunParams>) {
   return db
     .insert(handlerRuns)
-    .values({
-      eventId: p.eventId,
-      handler: p.handler,
-      status: p.status,
-      attempts: p.attempts,
-      lastError: p.lastError,
-      updatedAt: p.updatedAt,
-      durationMs: p.durationMs,
-      failures: sql`(${p.status} = 'failed')`,
-    })
+    .select((qb) =>
+      qb
+        .select({
+          eventId: sql<string>`${p.eventId}`.as('event_id'),
+          handler: sql<string>`${p.handler}`.as('handler'),
+          status: sql<HandlerRunParams['status']>`${p.status}`.as('status'),
+          attempts: sql<number>`${p.attempts}`.as('attempts'),
+          lastError: sql<string | null>`${p.lastError}`.as('last_error'),
+          updatedAt: sql<number>`${p.updatedAt}`.as('updated_at'),
+          durationMs: sql<number | null>`${p.durationMs}`.as('duration_ms'),
+          failures: sql<number>`(${p.status} = 'failed')`.as('failures'),
+        })
+        .from(deliveries)
+        .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId))),
+    )
     .onConflictDoUpdate({
       target: [handlerRuns.eventId, handlerRuns.handler],
       set: {
@@ -152,7 +174,7 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
 
 export interface OutcomeParams {
   eventId: string;
-  owner: string;
+  claimId: string;
   status: DispatchOutcome['status'];
   attempts: number;
   lastError: string | null;
@@ -161,7 +183,7 @@ export interface OutcomeParams {
   durationMs: number | null;
 }
 
-/** Records an outcome and releases the lease, only while `owner` still holds it. */
+/** Records an outcome and releases the lease, only while its claim still holds it. */
 export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>) {
   return db
     .update(deliveries)
@@ -174,8 +196,9 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
       durationMs: p.durationMs as number | null,
       leaseOwner: null,
       leaseUntil: null,
+      claimId: null,
     })
-    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.leaseOwner, p.owner)))
+    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId)))
     .returning({ eventId: deliveries.eventId });
 }
 
@@ -183,7 +206,7 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
   return {
     outcome: {
       eventId: o.eventId,
-      owner: o.owner,
+      claimId: o.claimId ?? o.owner,
       status: o.status,
       attempts: o.attempts,
       lastError: o.lastError,
@@ -199,6 +222,7 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
       lastError: r.lastError,
       updatedAt: o.now,
       durationMs: r.durationMs ?? null,
+      claimId: o.claimId ?? o.owner,
     })),
   };
 }

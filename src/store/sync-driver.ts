@@ -55,14 +55,14 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
-    'leaseOwner', 'leaseUntil',
+    'leaseOwner', 'leaseUntil', 'claimId',
   ]));
   const insert = prepareRaw<ClaimParams>(client, claim.insert);
   const bumpStmt = claim.bump.prepare();
-  const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'now', 'leaseUntil', 'limit'])).prepare();
-  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs'])).prepare();
+  const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'claimId', 'now', 'leaseUntil', 'limit'])).prepare();
+  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs', 'claimId'])).prepare();
   const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
-    'eventId', 'owner', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs',
+    'eventId', 'claimId', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs',
   ])));
 
   // Which write was running when the shared transaction threw (-1: none, BEGIN or COMMIT did).

@@ -21,6 +21,7 @@ describe('parseConfig', () => {
         maxAttempts: 8,
         pollMs: 1000,
         handlerTimeoutMs: 30000,
+        leaseMs: 15000,
         retryBaseMs: 2000,
         retryMaxMs: 900000,
       },

@@ -227,7 +227,7 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
       withStore(async (store) => {
         const free = newDelivery();
         const until = free.receivedAt + 60_000;
-        const d = newDelivery({ lease: { owner: 'ingest', until } });
+        const d = newDelivery({ lease: { owner: 'ingest', claimId: 'ingest.1', until } });
         await store.claim([d, free]);
         const now = d.receivedAt;
         expect((await store.leaseDue({ owner: 'other', now, leaseMs: 120_000, limit: 10 })).map((x) => x.eventId)).toEqual([free.eventId]);
@@ -265,6 +265,59 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
         expect(await store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 2, processedAt: now + 600, lastError: null });
         expect((await store.handlerRuns([d.eventId])).map((r) => `${r.handler}:${r.status}:${r.attempts}`).sort()).toEqual(['h1:succeeded:1', 'h2:succeeded:2']);
         expect(await store.queueStats()).toEqual({ queued: 0, failed: 0, dead: 0 });
+      }),
+    );
+
+    it(
+      'fences by claim id: once another claim holds the row, the old claim neither renews nor records an outcome, even under the same owner',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        const t0 = d.receivedAt + 1;
+        expect(await store.leaseDue({ owner: 'a', claimId: 'a.1', now: t0, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+        // a.1 renews while it holds the row: nobody may lease it before the new end.
+        expect(await store.renewLeases({ leases: [{ eventId: d.eventId, claimId: 'a.1' }], until: t0 + 5000 })).toEqual([d.eventId]);
+        expect(await store.leaseDue({ owner: 'b', claimId: 'b.1', now: t0 + 4999, leaseMs: 1000, limit: 1 })).toEqual([]);
+        // a.1 was paused past its lease; the same owner leases the row again under a.2 (a restart would too).
+        expect(await store.leaseDue({ owner: 'a', claimId: 'a.2', now: t0 + 5001, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+        expect(await store.renewLeases({ leases: [{ eventId: d.eventId, claimId: 'a.1' }], until: t0 + 99_000 })).toEqual([]);
+        await store.completeDispatch([
+          { eventId: d.eventId, owner: 'a', claimId: 'a.1', status: 'dead', attempts: 9, lastError: 'stale', nextAttemptAt: null, now: t0 + 5002,
+            runs: [{ eventId: d.eventId, handler: 'h', status: 'failed', attempts: 9, lastError: 'stale' }] },
+        ]);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0, lastError: null });
+        expect(await store.handlerRuns([d.eventId])).toEqual([]);
+        // The stale renewal did not extend a.2's lease: it still ends at t0 + 6001.
+        expect(await store.leaseDue({ owner: 'c', claimId: 'c.1', now: t0 + 6002, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+        await store.completeDispatch([
+          { eventId: d.eventId, owner: 'a', claimId: 'a.2', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now: t0 + 6003, runs: [] },
+        ]);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
+        await store.completeDispatch([
+          { eventId: d.eventId, owner: 'c', claimId: 'c.1', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now: t0 + 6004, runs: [] },
+        ]);
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1, processedAt: t0 + 6004 });
+        // A finished row has no claim left to renew.
+        expect(await store.renewLeases({ leases: [{ eventId: d.eventId, claimId: 'c.1' }], until: t0 + 99_000 })).toEqual([]);
+      }),
+    );
+
+    it(
+      'renews several leases in one call and answers only the ids its claims still hold',
+      withStore(async (store) => {
+        const [x, y, z] = [newDelivery(), newDelivery(), newDelivery()];
+        z.lease = { owner: 'ingest', claimId: 'ingest.7', until: z.receivedAt + 1000 }; // a hand-off
+        await store.claim([x, y, z]);
+        const now = Math.max(x.receivedAt, y.receivedAt) + 1;
+        expect(await store.leaseDue({ owner: 'a', claimId: 'a.1', now, leaseMs: 1000, limit: 2 })).toHaveLength(2);
+        const renewed = await store.renewLeases({
+          leases: [{ eventId: x.eventId, claimId: 'a.1' }, { eventId: y.eventId, claimId: 'a.1' }, { eventId: z.eventId, claimId: 'ingest.7' }, { eventId: newDelivery().eventId, claimId: 'a.1' }],
+          until: now + 10_000,
+        });
+        expect(renewed.sort()).toEqual([x.eventId, y.eventId, z.eventId].sort());
+        expect(await store.renewLeases({ leases: [], until: now })).toEqual([]);
+        expect(await store.leaseDue({ owner: 'b', now: now + 9_999, leaseMs: 1000, limit: 10 })).toEqual([]);
+        expect(await store.leaseDue({ owner: 'b', now: now + 10_001, leaseMs: 1000, limit: 10 })).toHaveLength(3);
       }),
     );
 

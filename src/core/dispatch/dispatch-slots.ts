@@ -1,17 +1,13 @@
-import type { Clock } from '../clock.js';
 import type { HandlerRun } from '../delivery-store.js';
-import type { Delivery, LeaseGrant } from '../delivery.js';
+import type { Delivery } from '../delivery.js';
 
 export interface DispatchSlotsOptions {
   /** Deliveries whose handlers run at once. */
   concurrency: number;
   /** Hand-offs that may wait in memory for a free slot beyond `concurrency`. */
   handOffQueue: number;
-  /** How long a lease lasts from when it is granted. */
-  leaseMs: number;
-  /** A waiting hand-off whose lease has less left than this is dropped (the longest handler run). */
-  minLeaseLeftMs: number;
-  clock: Clock;
+  /** Whether the dispatcher still holds a waiting hand-off's lease; one it lost is dropped, not run. */
+  holds(eventId: string): boolean;
   /**
    * Starts one dispatch in a taken slot; it must call `free` once its handlers are done.
    * `payload` is the body ingest already parsed (hand-offs), else undefined.
@@ -23,10 +19,10 @@ export interface DispatchSlotsOptions {
 
 /** The dispatcher's capacity: running slots, reserved hand-offs and the in-memory wait line. */
 export interface DispatchSlots {
-  /** Reserves a hand-off and its lease, or null at capacity or once stopped. */
-  reserve(owner: string): LeaseGrant | null;
+  /** Reserves room for a hand-off; false at capacity or once stopped. */
+  reserve(): boolean;
   /** A reserved hand-off was claimed as new: it waits for a slot (or is dropped once stopped). */
-  adopt(grant: LeaseGrant, delivery: Delivery, payload: unknown): void;
+  adopt(delivery: Delivery, payload: unknown): void;
   /** A reserved hand-off was not claimed as new. */
   release(): void;
   /**
@@ -51,9 +47,7 @@ const NO_RUNS: readonly HandlerRun[] = [];
 export function createDispatchSlots({
   concurrency,
   handOffQueue,
-  leaseMs,
-  minLeaseLeftMs,
-  clock,
+  holds,
   start,
   drainAgain,
 }: DispatchSlotsOptions): DispatchSlots {
@@ -61,8 +55,8 @@ export function createDispatchSlots({
   let reserved = 0;
   let backlog = false;
   let stopped = false;
-  /** Hand-offs adopted while every slot was busy, in arrival order, with their lease's end. */
-  const waiting: Array<{ delivery: Delivery; payload: unknown; until: number }> = [];
+  /** Hand-offs adopted while every slot was busy, in arrival order. */
+  const waiting: Array<{ delivery: Delivery; payload: unknown }> = [];
 
   function take(delivery: Delivery, ledger: readonly HandlerRun[], payload: unknown) {
     running++;
@@ -79,8 +73,8 @@ export function createDispatchSlots({
   function pump() {
     while (!stopped && running < concurrency && waiting.length > 0) {
       const next = waiting.shift()!;
-      // One that waited too long is left to expire and is leased again like any due delivery.
-      if (next.until - clock() < minLeaseLeftMs) continue;
+      // One whose lease was lost meanwhile is left to whoever holds it now.
+      if (!holds(next.delivery.eventId)) continue;
       take(next.delivery, NO_RUNS, next.payload); // a new event has no ledger yet
     }
     if (backlog && running < concurrency) {
@@ -90,15 +84,15 @@ export function createDispatchSlots({
   }
 
   return {
-    reserve(owner) {
-      if (stopped || running + waiting.length + reserved >= concurrency + handOffQueue) return null;
+    reserve() {
+      if (stopped || running + waiting.length + reserved >= concurrency + handOffQueue) return false;
       reserved++;
-      return { owner, until: clock() + leaseMs };
+      return true;
     },
-    adopt(grant, delivery, payload) {
+    adopt(delivery, payload) {
       reserved--;
       if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
-      waiting.push({ delivery, payload, until: grant.until });
+      waiting.push({ delivery, payload });
       pump();
     },
     release() {

@@ -5,6 +5,7 @@ import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.j
 import type { Logger } from '../observability/logger.js';
 import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
 import { createDispatchSlots } from './dispatch-slots.js';
+import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner, parseDeliveryBody, type HandlerObserver, type HandlerResult } from './run-handler.js';
 
@@ -34,6 +35,12 @@ export interface DispatcherOptions {
   maxAttempts?: number;
   /** Time limit per handler call, unless the handler sets its own (default 30 s). */
   handlerTimeoutMs?: number;
+  /**
+   * How long a lease lasts unrenewed (default 15 s): a killed dispatcher's work is taken over
+   * after it. Leases are renewed every third of it while handlers run (`renewEveryMs`).
+   */
+  leaseMs?: number;
+  renewEveryMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
   /** Deliveries whose handlers run at once (default 16). */
@@ -80,6 +87,8 @@ export function createDispatcher({
   owner = `dispatcher-${crypto.randomUUID()}`,
   maxAttempts = 8,
   handlerTimeoutMs = 30_000,
+  leaseMs = 15_000,
+  renewEveryMs,
   retryBaseMs = 2_000,
   retryMaxMs = 15 * 60_000,
   concurrency = 16,
@@ -88,9 +97,6 @@ export function createDispatcher({
   observer = {},
   schedule,
 }: DispatcherOptions): Dispatcher {
-  const longestTimeout = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0));
-  // A lease outlives the longest handler run, so no other dispatcher starts the same handler.
-  const leaseMs = longestTimeout + 5_000;
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
   const complete = createBatcher<DispatchOutcome, void>({
     execute: async (batch) => {
@@ -100,19 +106,20 @@ export function createDispatcher({
     schedule,
   });
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
+  const leases = createLeaseKeeper({ store, owner, logger, clock, leaseMs, renewEveryMs, onLost: (id, reason) => runner.abortDelivery(id, reason) });
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
     concurrency,
     handOffQueue,
-    leaseMs,
-    minLeaseLeftMs: longestTimeout,
-    clock,
+    holds: (eventId) => leases.claimOf(eventId) !== undefined,
     start(delivery, ledger, payload, free) {
-      const p: Promise<void> = dispatchOne(delivery, ledger, payload, free)
+      const claimId = leases.claimOf(delivery.eventId)!;
+      const p: Promise<void> = dispatchOne(delivery, claimId, ledger, payload, free)
         .catch((error: Error) => logger.error({ event_id: delivery.eventId, err: error.message }, 'dispatch failed'))
         .finally(() => {
           free();
+          leases.release(delivery.eventId, claimId);
           inflight.delete(p);
         });
       inflight.add(p);
@@ -128,9 +135,12 @@ export function createDispatcher({
       if (limit === 0) return started; // the next dispatch to finish drains again
       let leased: Delivery[];
       let ledger: HandlerRun[];
+      const claimId = leases.newClaim();
       try {
-        leased = await store.leaseDue({ owner, now: clock(), leaseMs, limit });
+        const now = clock();
+        leased = await store.leaseDue({ owner, claimId, now, leaseMs, limit });
         if (leased.length === 0) return started;
+        for (const d of leased) leases.hold(d.eventId, claimId, now + leaseMs);
         // Ledger rows exist only once an attempt has failed: new deliveries need no read.
         const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);
         ledger = retried.length > 0 ? await store.handlerRuns(retried) : [];
@@ -147,7 +157,7 @@ export function createDispatcher({
     return started;
   }
 
-  async function dispatchOne(delivery: Delivery, ledger: readonly HandlerRun[], parsed: unknown, free: () => void): Promise<void> {
+  async function dispatchOne(delivery: Delivery, claimId: string, ledger: readonly HandlerRun[], parsed: unknown, free: () => void): Promise<void> {
     const handlers = router.handlersFor(delivery.eventType);
     let report: AttemptReport;
     let results: readonly HandlerResult[] = NO_RESULTS;
@@ -170,7 +180,9 @@ export function createDispatcher({
     free(); // the slot is for handlers; the outcome write that follows needs none
     const outcome = decideOutcome(delivery, report, clock(), policy);
     // Interrupted by shutdown: no outcome, so `stop` gives the lease back with the attempts unchanged.
-    if (outcome === null) return;
+    // Lease lost: the claim that holds it now records the outcome (the store fences this one anyway).
+    if (outcome === null || leases.claimOf(delivery.eventId) !== claimId) return;
+    outcome.claimId = claimId;
     await complete(outcome);
     if (observer.deliveryFinished) {
       observer.deliveryFinished(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
@@ -206,10 +218,11 @@ export function createDispatcher({
 
   return {
     owner,
-    reserve: () => slots.reserve(owner),
+    reserve: () => (slots.reserve() ? leases.grant() : null),
     adopt(grant, d) {
+      leases.hold(d.eventId, grant.claimId, grant.until);
       // Ingest parsed its body already.
-      slots.adopt(grant, storedDelivery(d), d.payload);
+      slots.adopt(storedDelivery(d), d.payload);
     },
     release() {
       slots.release();
@@ -243,6 +256,7 @@ export function createDispatcher({
         runner.abortAll(new Error('shutting down'));
         await all; // settles at once: each run is raced against its signal
       }
+      leases.clear();
       await store.releaseLeases(owner).catch(() => 0);
     },
   };

@@ -22,7 +22,7 @@ export interface HandlerResult {
   ok: boolean;
   /** Retrying cannot help: the payload failed the handler's schema. */
   permanent: boolean;
-  /** Ended by `abortAll` (shutdown): the call did not finish, so it is no attempt at all. */
+  /** Ended by `abortAll` (shutdown) or `abortDelivery` (lease lost): the call did not finish, so it is no attempt at all. */
   interrupted: boolean;
   error: string | null;
   /** How long the call took (schema check included). */
@@ -42,6 +42,8 @@ export interface HandlerRunner {
   run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult>;
   /** Aborts every call still running (shutdown); each settles at once as `interrupted`. */
   abortAll(reason: Error): void;
+  /** Aborts the calls still running for one delivery (its lease was lost), as `abortAll` does. */
+  abortDelivery(eventId: string, reason: Error): void;
 }
 
 class HandlerTimeoutError extends Error {
@@ -92,6 +94,7 @@ export function describeFailures(results: readonly HandlerResult[]): string | nu
 
 /** One handler call that may be ended early (time limit, shutdown); lean, as it runs per delivery. */
 class RunningCall {
+  constructor(readonly eventId: string) {}
   private reject: ((reason: Error) => void) | undefined;
   private controller: AbortController | undefined;
   private reason: Error | undefined;
@@ -174,7 +177,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
       return result;
     }
 
-    const call = new RunningCall();
+    const call = new RunningCall(delivery.eventId);
     calls.add(call);
     const timer = setTimeout(() => call.end(new HandlerTimeoutError(timeoutMs)), timeoutMs);
     const event: PodEvent<EventType, unknown> = {
@@ -207,6 +210,9 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     run,
     abortAll(reason) {
       for (const call of calls) call.end(reason, true);
+    },
+    abortDelivery(eventId, reason) {
+      for (const call of calls) if (call.eventId === eventId) call.end(reason, true);
     },
   };
 }

@@ -19,13 +19,13 @@ export const CLAIM_INSERT = {
   text: `with ins as (
 insert into deliveries
   (event_id, event_type, signature_t, content_digest, body, headers, received_at, last_received_at,
-   status, last_error, next_attempt_at, lease_owner, lease_until)
+   status, last_error, next_attempt_at, lease_owner, lease_until, claim_id)
 select i.event_id, i.event_type, i.signature_t, i.content_digest, i.body, i.headers, i.received_at, i.received_at,
-       i.status, i.last_error, i.next_attempt_at, i.lease_owner, i.lease_until
+       i.status, i.last_error, i.next_attempt_at, i.lease_owner, i.lease_until, i.claim_id
 from unnest($1::text[], $2::text[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[], $7::int8[],
-            $8::text[], $9::text[], $10::int8[], $11::text[], $12::int8[]) with ordinality
+            $8::text[], $9::text[], $10::int8[], $11::text[], $12::int8[], $13::text[]) with ordinality
   as i(event_id, event_type, signature_t, content_digest, body, headers, received_at,
-       status, last_error, next_attempt_at, lease_owner, lease_until, ord)
+       status, last_error, next_attempt_at, lease_owner, lease_until, claim_id, ord)
 order by i.ord
 on conflict do nothing
 returning event_id, content_digest, lease_owner, status
@@ -51,7 +51,7 @@ returning d.event_id, d.event_type, d.delivery_count`,
  */
 export const LEASE_DUE = {
   name: 'podhook_lease_due',
-  text: `update deliveries set lease_owner = $1, lease_until = $2
+  text: `update deliveries set lease_owner = $1, lease_until = $2, claim_id = $5
 where event_id in (
   select event_id from deliveries
   where status in ('queued', 'failed') and next_attempt_at <= $3 and (lease_until is null or lease_until < $3)
@@ -62,19 +62,31 @@ returning *`,
 };
 
 /**
- * Records outcomes and their ledger runs in one statement, fenced by the lease owner: a replica
- * that lost its lease writes neither the delivery nor its handler runs over the new owner's.
+ * Extends the leases still held by the claims given (Convoy's claim id as a fencing token): a row
+ * another replica leased since, under its own claim, is not renewed, and its id is not returned.
+ */
+export const RENEW_LEASES = {
+  name: 'podhook_renew_leases',
+  text: `update deliveries d set lease_until = $1
+from unnest($2::text[], $3::text[]) as r(event_id, claim_id)
+where d.event_id = r.event_id and d.claim_id = r.claim_id
+returning d.event_id`,
+};
+
+/**
+ * Records outcomes and their ledger runs in one statement, fenced by the claim id: a replica
+ * that lost its lease writes neither the delivery nor its handler runs over the new claim's.
  */
 export const COMPLETE_DISPATCH = {
   name: 'podhook_complete_dispatch',
   text: `with o as (
   select * from unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::int8[], $7::int8[], $8::int4[])
-    as o(event_id, owner, status, attempts, last_error, next_attempt_at, processed_at, duration_ms)
+    as o(event_id, claim_id, status, attempts, last_error, next_attempt_at, processed_at, duration_ms)
 ), done as (
   update deliveries d
   set status = o.status, attempts = o.attempts, last_error = o.last_error, next_attempt_at = o.next_attempt_at,
-      processed_at = o.processed_at, duration_ms = o.duration_ms, lease_owner = null, lease_until = null
-  from o where d.event_id = o.event_id and d.lease_owner = o.owner
+      processed_at = o.processed_at, duration_ms = o.duration_ms, lease_owner = null, lease_until = null, claim_id = null
+  from o where d.event_id = o.event_id and d.claim_id = o.claim_id
   returning d.event_id
 )
 insert into handler_runs (event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)

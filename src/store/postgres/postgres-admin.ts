@@ -30,7 +30,7 @@ export function postgresAdminMethods(db: PostgresDatabase): Pick<DeliveryStore, 
           }
           const rows = await tx
             .update(deliveries)
-            .set({ status: 'queued', nextAttemptAt: now, leaseOwner: null, leaseUntil: null })
+            .set({ status: 'queued', nextAttemptAt: now, leaseOwner: null, leaseUntil: null, claimId: null })
             .where(and(eq(deliveries.eventId, r.eventId), eq(deliveries.leaseOwner, owner)))
             .returning({ eventId: deliveries.eventId });
           requeued += rows.length;

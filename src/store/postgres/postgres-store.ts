@@ -7,7 +7,7 @@ import type { NewDelivery } from '../../core/delivery.js';
 import { deliveryFilters, downtimeColumns, fromSecretRow, heartbeatRecord, importedRow, importResult, secretMatch, secretRow } from '../row-values.js';
 import { claimParams, outcomeParams, QUARANTINED_ERROR, toDelivery, toQuarantineResult } from '../statements.js';
 import { postgresAdminMethods } from './postgres-admin.js';
-import { CLAIM_BUMP, CLAIM_INSERT, COMPLETE_DISPATCH, LEASE_DUE } from './hot-statements.js';
+import { CLAIM_BUMP, CLAIM_INSERT, COMPLETE_DISPATCH, LEASE_DUE, RENEW_LEASES } from './hot-statements.js';
 import * as schema from './schema.js';
 
 const { deliveries, handlerRuns, webhookSecrets, heartbeats, listenCursors } = schema;
@@ -45,6 +45,7 @@ function fromRaw(r: Record<string, unknown>): Row {
     nextAttemptAt: n(r.next_attempt_at),
     leaseOwner: r.lease_owner as string | null,
     leaseUntil: n(r.lease_until),
+    claimId: r.claim_id as string | null,
     processedAt: n(r.processed_at),
     durationMs: n(r.duration_ms),
     conflictWith: r.conflict_with as string | null,
@@ -66,6 +67,7 @@ async function claimRows(pool: pg.Pool, batch: readonly NewDelivery[]): Promise<
   const insertValues = [
     column('eventId'), column('eventType'), column('signatureT'), column('contentDigest'), column('body'), column('headers'),
     column('receivedAt'), column('status'), column('lastError'), column('nextAttemptAt'), column('leaseOwner'), column('leaseUntil'),
+    column('claimId'),
   ];
   const client = await pool.connect();
   let open = false;
@@ -216,8 +218,8 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
       await pool.query('select 1');
     },
 
-    async leaseDue({ owner, now, leaseMs, limit }) {
-      const { rows } = await pool.query({ ...LEASE_DUE, values: [owner, now + leaseMs, now, limit] });
+    async leaseDue({ owner, claimId, now, leaseMs, limit }) {
+      const { rows } = await pool.query({ ...LEASE_DUE, values: [owner, now + leaseMs, now, limit, claimId ?? owner] });
       return rows.map((r) => toDelivery(fromRaw(r))).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
     },
     async handlerRuns(eventIds) {
@@ -241,17 +243,25 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
       await pool.query({
         ...COMPLETE_DISPATCH,
         values: [
-          o.map((x) => x.eventId), o.map((x) => x.owner), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
+          o.map((x) => x.eventId), o.map((x) => x.claimId), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
           o.map((x) => x.nextAttemptAt), o.map((x) => x.processedAt), o.map((x) => x.durationMs),
           runs.map((r) => r.eventId), runs.map((r) => r.handler), runs.map((r) => r.status), runs.map((r) => r.attempts),
           runs.map((r) => r.lastError), runs.map((r) => r.updatedAt), runs.map((r) => r.durationMs), runs.map((r) => r.failures),
         ],
       });
     },
+    async renewLeases({ leases, until }) {
+      if (leases.length === 0) return [];
+      const { rows } = await pool.query<{ event_id: string }>({
+        ...RENEW_LEASES,
+        values: [until, leases.map((l) => l.eventId), leases.map((l) => l.claimId)],
+      });
+      return rows.map((r) => r.event_id);
+    },
     async releaseLeases(owner) {
       const rows = await db
         .update(deliveries)
-        .set({ leaseOwner: null, leaseUntil: null })
+        .set({ leaseOwner: null, leaseUntil: null, claimId: null })
         .where(eq(deliveries.leaseOwner, owner))
         .returning({ eventId: deliveries.eventId });
       return rows.length;
@@ -320,11 +330,11 @@ export function createPostgresStore(db: PostgresDatabase, { schedule }: Postgres
         return results;
       });
     },
-    async leaseEvents({ eventIds, owner, now, leaseMs }) {
+    async leaseEvents({ eventIds, owner, claimId, now, leaseMs }) {
       if (eventIds.length === 0) return [];
       const rows = await db
         .update(deliveries)
-        .set({ leaseOwner: owner, leaseUntil: now + leaseMs })
+        .set({ leaseOwner: owner, leaseUntil: now + leaseMs, claimId: claimId ?? owner })
         .where(and(
           inArray(deliveries.eventId, eventIds.map((id) => id.toLowerCase())),
           or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now)),

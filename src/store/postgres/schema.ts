@@ -34,6 +34,8 @@ export const deliveries = pgTable(
     nextAttemptAt: millis('next_attempt_at'),
     leaseOwner: text('lease_owner'),
     leaseUntil: millis('lease_until'),
+    /** The claim holding the lease: its renewals and outcome match it (a fencing token). */
+    claimId: text('claim_id'),
     processedAt: millis('processed_at'),
     durationMs: integer('duration_ms'),
     conflictWith: text('conflict_with'),

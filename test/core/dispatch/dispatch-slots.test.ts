@@ -5,37 +5,34 @@ import { createDispatchSlots, type DispatchSlotsOptions } from '../../../src/cor
 const row = (eventId: string) => ({ eventId }) as Delivery;
 
 function setup(options: Partial<DispatchSlotsOptions> = {}) {
-  let now = 1000;
+  const lost = new Set<string>();
   const started: Array<{ id: string; payload: unknown; free: () => void }> = [];
   let drains = 0;
   const slots = createDispatchSlots({
     concurrency: 2,
     handOffQueue: 1,
-    leaseMs: 100,
-    minLeaseLeftMs: 50,
-    clock: () => now,
+    holds: (id) => !lost.has(id),
     start: (d, _ledger, payload, free) => void started.push({ id: d.eventId, payload, free }),
     drainAgain: () => void drains++,
     ...options,
   });
-  return { slots, started, drains: () => drains, advance: (ms: number) => (now += ms) };
+  return { slots, started, drains: () => drains, lose: (id: string) => lost.add(id) };
 }
 
 describe('dispatch slots', () => {
-  it('reserves up to concurrency plus the hand-off queue, with a lease from now', () => {
+  it('reserves up to concurrency plus the hand-off queue', () => {
     const t = setup();
-    const grants = [t.slots.reserve('me'), t.slots.reserve('me'), t.slots.reserve('me')];
-    expect(grants).toEqual([{ owner: 'me', until: 1100 }, { owner: 'me', until: 1100 }, { owner: 'me', until: 1100 }]);
-    expect(t.slots.reserve('me')).toBeNull();
+    expect([t.slots.reserve(), t.slots.reserve(), t.slots.reserve()]).toEqual([true, true, true]);
+    expect(t.slots.reserve()).toBe(false);
     t.slots.release();
     expect(t.slots.reserved).toBe(2);
-    expect(t.slots.reserve('me')).not.toBeNull();
+    expect(t.slots.reserve()).toBe(true);
   });
 
   it('starts adopted hand-offs while slots are free and queues the rest in arrival order', () => {
     const t = setup();
-    const grants = [1, 2, 3].map(() => t.slots.reserve('me')!);
-    grants.forEach((g, i) => t.slots.adopt(g, row(`e${i}`), { n: i }));
+    [1, 2, 3].forEach(() => t.slots.reserve());
+    [0, 1, 2].forEach((i) => t.slots.adopt(row(`e${i}`), { n: i }));
     expect(t.started.map((s) => [s.id, s.payload])).toEqual([
       ['e0', { n: 0 }],
       ['e1', { n: 1 }],
@@ -43,15 +40,15 @@ describe('dispatch slots', () => {
     t.started[0]!.free();
     t.started[0]!.free(); // freeing twice frees one slot
     expect(t.started.map((s) => s.id)).toEqual(['e0', 'e1', 'e2']);
-    expect(t.slots.reserve('me')).not.toBeNull();
-    expect(t.slots.reserve('me')).toBeNull();
+    expect(t.slots.reserve()).toBe(true);
+    expect(t.slots.reserve()).toBe(false);
   });
 
-  it('drops a waiting hand-off whose lease no longer covers the longest handler run', () => {
+  it('drops a waiting hand-off whose lease was lost while it waited', () => {
     const t = setup();
-    const grants = [1, 2, 3].map(() => t.slots.reserve('me')!);
-    grants.forEach((g, i) => t.slots.adopt(g, row(`e${i}`), undefined));
-    t.advance(60); // 40 ms left on e2's lease, under the 50 ms minimum
+    [1, 2, 3].forEach(() => t.slots.reserve());
+    [0, 1, 2].forEach((i) => t.slots.adopt(row(`e${i}`), undefined));
+    t.lose('e2');
     t.started[0]!.free();
     expect(t.started.map((s) => s.id)).toEqual(['e0', 'e1']);
   });
@@ -59,7 +56,7 @@ describe('dispatch slots', () => {
   it('counts running, waiting and reserved work against what a drain may lease, and drains again once a slot frees', () => {
     const t = setup({ concurrency: 3 });
     t.slots.run(row('a'), []);
-    t.slots.reserve('me');
+    t.slots.reserve();
     expect(t.slots.leasable()).toBe(1);
     t.slots.run(row('b'), []);
     expect(t.slots.leasable()).toBe(0);
@@ -71,14 +68,13 @@ describe('dispatch slots', () => {
 
   it('takes no work once stopped: waiting hand-offs are dropped, nothing is reserved or leased', () => {
     const t = setup({ concurrency: 1 });
-    const [g1, g2, g3] = [t.slots.reserve('me')!, t.slots.reserve('me')!, t.slots.reserve('me')];
-    expect(g3).toBeNull();
-    t.slots.adopt(g1, row('a'), undefined);
-    t.slots.adopt(g2, row('b'), undefined);
+    expect([t.slots.reserve(), t.slots.reserve(), t.slots.reserve()]).toEqual([true, true, false]);
+    t.slots.adopt(row('a'), undefined);
+    t.slots.adopt(row('b'), undefined);
     t.slots.stop();
     t.started[0]!.free();
     expect(t.started.map((s) => s.id)).toEqual(['a']);
-    expect(t.slots.reserve('me')).toBeNull();
+    expect(t.slots.reserve()).toBe(false);
     expect(t.slots.leasable()).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import { withHandOff } from '../../../src/core/dispatch/hand-off.js';
 import { createRouter, defineHandler } from '../../../src/index.js';
 import { silentLogger } from '../../../src/core/observability/logger.js';
 import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 import { newDelivery } from '../../store/store-contract.js';
 
@@ -71,31 +72,37 @@ describe('ingest hand-off', () => {
     t.close();
   });
 
-  it('does not start a waiting hand-off whose lease no longer covers a handler run; it is leased again once that lease ends', async () => {
+  it('does not start a waiting hand-off whose lease another claim took meanwhile; that claim runs it', async () => {
     let now = Date.now();
     const { store, close } = openSqliteStore(dbIn(tempDir()));
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const ran: string[] = [];
-    const handler = defineHandler('pod.created', { name: 'slow', timeoutMs: 1000 }, async (e) => {
+    const handler = defineHandler('pod.created', { name: 'slow' }, async (e) => {
       ran.push(e.id);
       if (ran.length === 1) await gate;
     });
-    const dispatcher = createDispatcher({ store, router: createRouter([handler]), logger: silentLogger, concurrency: 1, handlerTimeoutMs: 1000, clock: () => now });
+    const log = captureLogger();
+    const dispatcher = createDispatcher({
+      store, router: createRouter([handler]), logger: log.logger, concurrency: 1, leaseMs: 1000, renewEveryMs: 10, clock: () => now,
+    });
     const claim = withHandOff(async (d) => (await store.claim([d]))[0]!, dispatcher);
     const [first, late] = [newDelivery({ receivedAt: now }), newDelivery({ receivedAt: now })];
     await claim(first);
     await claim(late);
-    await new Promise((r) => setTimeout(r, 20));
-    now += 5_500; // lease = 1 s handler limit + 5 s: only 0.5 s of it is left
+    await vi.waitFor(() => expect(ran).toEqual([first.eventId]));
+    now += 2_000; // both leases ran out unrenewed (this clock stood still); another replica takes the waiting one
+    expect((await store.leaseEvents({ eventIds: [late.eventId], owner: 'other', claimId: 'other.1', now, leaseMs: 60_000 })).map((d) => d.eventId)).toEqual([late.eventId]);
+    // The next renewal keeps the running one (nobody took it) and finds the waiting one lost.
+    await vi.waitFor(() => expect(log.records().filter((r) => r.msg?.toString().startsWith('lease lost')).map((r) => r.event_id)).toEqual([late.eventId]));
     release();
     await dispatcher.runUntilIdle();
     expect(ran).toEqual([first.eventId]);
-    expect((await store.get(late.eventId))?.status).toBe('queued');
-    now += 1_000; // the lease has ended: a drain takes it like any due delivery
-    await dispatcher.runUntilIdle();
-    expect(ran).toEqual([first.eventId, late.eventId]);
-    expect((await store.get(late.eventId))?.status).toBe('processed');
+    expect(await store.get(first.eventId)).toMatchObject({ status: 'processed' });
+    expect(await store.get(late.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
+    await store.completeDispatch([{ eventId: late.eventId, owner: 'other', claimId: 'other.1', status: 'processed', attempts: 1, lastError: null, nextAttemptAt: null, now, runs: [] }]);
+    expect(await store.get(late.eventId)).toMatchObject({ status: 'processed', attempts: 1 });
+    await dispatcher.stop();
     close();
   });
 

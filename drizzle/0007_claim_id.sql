@@ -1,0 +1,1 @@
+ALTER TABLE `deliveries` ADD `claim_id` text;
