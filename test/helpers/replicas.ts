@@ -7,6 +7,15 @@ import type { RunLine } from '../fixtures/replica-handlers.js';
 import type { SignedDelivery } from './sign.js';
 import { spawnServer, type ServerProcess, type SpawnOptions } from './spawn-podhook.js';
 
+/**
+ * Settings for replicas under test: a short LEASE_MS makes the takeover after a SIGKILL quick
+ * while leaving room for a loaded machine's pauses between renewals; the replica-handlers
+ * fixture's slowest run (SLOW_MS) fits well within HANDLER_TIMEOUT_MS.
+ */
+export const FAST_LEASES = { DISPATCH_POLL_MS: '100', HANDLER_TIMEOUT_MS: '2000', LEASE_MS: '3000' };
+/** The replica-handlers fixture's handlers, both of which take pod.created. */
+const REPLICA_HANDLERS = ['noteAll', 'noteCreated'];
+
 /** Replicas a test started; `stopAll()` (in afterEach) sends SIGTERM to those still running. */
 export function replicaPool() {
   const running: ServerProcess[] = [];
@@ -148,4 +157,10 @@ export function overlappingRuns(intervals: RunInterval[]): string[] {
     }
   }
   return found;
+}
+
+/** `<handler> <event id>` for each stored delivery's handler that no run completed. */
+export function missingCompletions(rows: { event_id: string }[], runs: RunInterval[]): string[] {
+  const done = new Set(runs.filter((r) => r.completed).map((r) => `${r.handler} ${r.id}`));
+  return rows.flatMap(({ event_id }) => REPLICA_HANDLERS.map((h) => `${h} ${event_id}`)).filter((key) => !done.has(key));
 }
