@@ -37,6 +37,9 @@ export function openPostgres(url: string, { max = 10, connectionTimeoutMs = 5000
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectionTimeoutMs, types });
   // An idle connection dropped by a restarting server must not crash the process.
   pool.on('error', (error) => onError?.(error));
+  // A checked-out client between queries when the server shuts down emits 'error' too: its
+  // queries fail (and ingest answers 503), so the process must not crash on the event.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema }) as PostgresDatabase;
   let ended = false;
   return {

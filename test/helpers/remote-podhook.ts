@@ -5,10 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExportRecord } from '../../src/core/transfer/delivery-export.js';
+import { freePort } from './free-port.js';
 import { TEST_SECRET } from './sign.js';
 import { runCli, spawnServer } from './spawn-podhook.js';
 
@@ -106,17 +106,6 @@ async function runTool(command: string, args: string[], env: NodeJS.ProcessEnv):
   const [code] = (await once(child, 'close')) as [number | null];
   if (code !== 0) throw new Error(`${command} ${args.join(' ')} failed (${code}):\n${output}`);
   return output;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** An exported delivery as the row `podhook import` would write (D1 has no import command). */

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
 
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/podhook.js', import.meta.url));
 
 export interface CliResult {
@@ -32,12 +33,23 @@ export interface ServerProcess {
   output: () => string;
 }
 
+export interface SpawnOptions {
+  handlers?: string;
+  /**
+   * The command line as a deployment writes it (`node bin/podhook.js serve`, deploy/compose.yaml):
+   * `node` is this Node, and paths are relative to the repository root.
+   */
+  command?: string[];
+}
+
 /**
  * Starts `podhook serve` in a child process and waits for its "listening" line. It serves a
  * fixture registry (`--handlers`), never the project's handlers/.
  */
-export async function spawnServer(env: Record<string, string>, { handlers = RECORDING_REGISTRY }: { handlers?: string } = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--handlers', handlers], {
+export async function spawnServer(env: Record<string, string>, { handlers = RECORDING_REGISTRY, command }: SpawnOptions = {}): Promise<ServerProcess> {
+  const [file, ...args] = command ? command.map((part, i) => (i === 0 && part === 'node' ? process.execPath : part)) : [process.execPath, BIN, 'serve'];
+  const child = spawn(file!, [...args, '--handlers', handlers], {
+    cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,15 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
-/** A port nobody listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Forwards 127.0.0.1:`port` to the PostgreSQL server on `to`. */
 export async function openDoor(port: number, to: number): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();

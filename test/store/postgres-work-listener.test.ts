@@ -3,7 +3,8 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { WORK_CHANNEL } from '../../src/store/postgres/hot-statements.js';
 import { startWorkListener } from '../../src/store/postgres/work-listener.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
-import { freePort, openDoor } from '../helpers/tcp-door.js';
+import { freePort } from '../helpers/free-port.js';
+import { openDoor } from '../helpers/tcp-door.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AppendedCall } from '../../fixtures/appending-handlers.js';
 import { freshDatabaseUrl } from '../../helpers/postgres.js';
+import { waitReady } from '../../helpers/replicas.js';
 import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 import { spawnServer, type ServerProcess } from '../../helpers/spawn-podhook.js';
 import { useTempDir } from '../../helpers/temp-dir.js';
@@ -31,6 +32,8 @@ async function stop(s: ServerProcess) {
 async function serve(env: Record<string, string>) {
   const server = await spawnServer({ SVC_WEBHOOK_SECRET: TEST_SECRET, ADMIN_TOKEN: TOKEN, DISPATCH_MAX_ATTEMPTS: '1', DISPATCH_POLL_MS: '100', ...env }, { handlers: APPENDING });
   running.push(server);
+  // "listening" comes before PostgreSQL is reached and migrated; until then the API answers 503.
+  await waitReady([server.url]);
   return server;
 }
 
