@@ -139,6 +139,9 @@ export function createDispatcher({
     drainAgain: () => void wake(),
   });
 
+  /** Lease statements failed in a row (the store unreachable). */
+  let leaseFailures = 0;
+
   /** Leases and starts due deliveries until none is left; resolves with how many it started. */
   async function drain(): Promise<number> {
     let started = 0;
@@ -151,14 +154,19 @@ export function createDispatcher({
       try {
         const now = clock();
         leased = await store.leaseDue({ owner, claimId, now, leaseMs, limit });
+        if (leaseFailures > 0) {
+          logger.info({ failed_tries: leaseFailures }, 'dispatcher can lease deliveries again');
+          leaseFailures = 0;
+        }
         if (leased.length === 0) return started;
         for (const d of leased) leases.hold(d.eventId, claimId, now + leaseMs);
         // Ledger rows exist only once an attempt has failed: new deliveries need no read.
         const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);
         ledger = retried.length > 0 ? await store.handlerRuns(retried) : [];
       } catch (error) {
-        // Leases taken expire by themselves; the next wake or poll tries again.
-        logger.error({ err: (error as Error).message }, 'dispatcher could not lease deliveries');
+        // Leases taken expire by themselves; the next wake or poll tries again. One line per
+        // outage, not one per poll: the store's own health (readyz, 503) tells the rest.
+        if (leaseFailures++ === 0) logger.error({ err: (error as Error).message }, 'dispatcher could not lease deliveries');
         return started;
       }
       for (const delivery of leased) {

@@ -347,4 +347,23 @@ describe('dispatcher', () => {
     expect((await t.store.leaseDue({ owner: 'next', now: row!.nextAttemptAt!, leaseMs: 1000, limit: 1 })).map((x) => x.eventId)).toEqual([d.eventId]);
     t.close();
   });
+
+  it('logs one error per store outage while it cannot lease, not one per poll, and one line when it can again', async () => {
+    let down = true;
+    const path = dbIn(tempDir());
+    const real = openSqliteStore(path);
+    const flaky: DeliveryStore = { ...real.store, leaseDue: (o) => (down ? Promise.reject(new Error('connection refused')) : real.store.leaseDue(o)) };
+    const t = setup([defineHandler('pod.created', { name: 'h' }, () => {})], { store: flaky }, path);
+    const d = await t.ingest();
+    for (let i = 0; i < 5; i++) await t.dispatcher.runUntilIdle();
+    const lines = () => t.log.records().map((r) => r.msg);
+    expect(lines().filter((m) => m === 'dispatcher could not lease deliveries')).toHaveLength(1);
+    down = false;
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed' });
+    expect(t.log.records().filter((r) => r.msg === 'dispatcher can lease deliveries again')).toMatchObject([{ failed_tries: 5 }]);
+    await t.dispatcher.stop();
+    t.close();
+    real.close();
+  });
 });
