@@ -159,10 +159,10 @@ export function createDispatcher({
           leaseFailures = 0;
         }
         if (leased.length === 0) return started;
-        for (const d of leased) leases.hold(d.eventId, claimId, now + leaseMs);
         // Ledger rows exist only once an attempt has failed: new deliveries need no read.
         const retried = leased.filter((d) => d.attempts > 0).map((d) => d.eventId);
         ledger = retried.length > 0 ? await store.handlerRuns(retried) : [];
+        for (const d of leased) leases.hold(d.eventId, claimId, now + leaseMs);
       } catch (error) {
         // Leases taken expire by themselves; the next wake or poll tries again. One line per
         // outage, not one per poll: the store's own health (readyz, 503) tells the rest.
