@@ -4,7 +4,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { LoadOptions, LoadResult } from './load-client.js';
+import { processTree, type LoadOptions, type LoadResult } from './load-client.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SECRET = 'bench-secret-0123456789';
@@ -13,13 +13,29 @@ export interface TargetSpec {
   name: string;
   args: string[];
   env?: Record<string, string>;
+  /** Processes of this target sharing one database (`DATABASE_URL`): podhook replicas. Default 1. */
+  replicas?: number;
+  /**
+   * The cores its processes may run on (`taskset -c`), default `0` (the load client has core 1).
+   * Replicas sharing the machine with their database server and the client may get `0,1`.
+   */
+  cores?: string;
+  /** Wait until this path answers 200 before measuring (podhook's `/readyz`: its database reached). */
+  readyPath?: string;
+  /** Its database is on the bench's PostgreSQL server (bench/postgres.ts), not a SQLite file. */
+  postgres?: boolean;
+  /** With `postgres`: the cores the database server may use while this target is measured (pinTree). */
+  storeCores?: string;
 }
 
 export interface Running {
   spec: TargetSpec;
+  /** The first replica's process (the only one, but for replicated targets). */
   child: ChildProcess;
   url: string;
   port: number;
+  /** Every replica: its process, URL and port (one entry unless `spec.replicas` > 1). */
+  replicas: Array<{ child: ChildProcess; url: string; port: number }>;
   /** Resolves with the first output line matching `pattern`, seen so far or later. */
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
   /** Everything the target has written so far (stdout and stderr). */
@@ -42,8 +58,8 @@ export function podhookArgs(...extra: string[]): string[] {
 }
 
 export const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']).status === 0;
-const pin = (core: number, cmd: string, args: string[]): [string, string[]] =>
-  twoCores ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args];
+const pin = (cores: number | string, cmd: string, args: string[]): [string, string[]] =>
+  twoCores ? ['taskset', ['-c', String(cores), cmd, ...args]] : [cmd, args];
 
 /**
  * A port free on 127.0.0.1 right now, from the kernel. Fixed or random picks from a range
@@ -62,24 +78,36 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Starts a target on core 0 with its own database file on a free port and waits until it
- * answers HTTP. The port can still be taken between the check and the target's own listen: a
- * target that exits with EADDRINUSE is started again on another port.
+ * Starts a target on core 0 (or `spec.cores`) with its own database file on a free port and
+ * waits until it answers HTTP; a replicated target starts each replica so, every one with its
+ * own log file and the same environment. The port can still be taken between the check and the
+ * target's own listen: a target that exits with EADDRINUSE is started again on another port.
  */
 export async function startTarget(spec: TargetSpec, databasePath: string): Promise<Running> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOn(spec, await freePort(), databasePath);
-    } catch (error) {
-      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+  const replicas: Running[] = [];
+  try {
+    for (let i = 0; i < (spec.replicas ?? 1); i++) {
+      const path = i === 0 ? databasePath : `${databasePath}.replica-${i + 1}`;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          replicas.push(await startOn(spec, await freePort(), path));
+          break;
+        } catch (error) {
+          if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+        }
+      }
     }
+  } catch (error) {
+    for (const r of replicas) r.child.kill('SIGKILL');
+    throw error;
   }
+  return { ...replicas[0]!, replicas: replicas.map(({ child, url, port }) => ({ child, url, port })) };
 }
 
 class PortTakenError extends Error {}
 
 async function startOn(spec: TargetSpec, port: number, databasePath: string): Promise<Running> {
-  const [cmd, args] = pin(0, process.execPath, spec.args);
+  const [cmd, args] = pin(spec.cores ?? 0, process.execPath, spec.args);
   // The server's output goes to a file, never a pipe: the bench blocks in spawnSync while the
   // load client runs, and an undrained pipe would make a logging server buffer and stall.
   const logPath = `${databasePath}.log`;
@@ -111,15 +139,18 @@ async function startOn(spec: TargetSpec, port: number, databasePath: string): Pr
       child.kill('SIGKILL');
       throw new Error(`${spec.name} did not start: ${head()}`);
     }
-    // Any HTTP answer means it listens (the comparison targets have no /healthz).
-    if (await probe(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
+    // Any HTTP answer means it listens (the comparison targets have no /healthz); `readyPath` must answer 200.
+    const answer = await probe(`http://127.0.0.1:${port}${spec.readyPath ?? '/'}`).then((r) => r.status, () => 0);
+    if (answer !== 0 && (spec.readyPath === undefined || answer === 200)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  const url = `http://127.0.0.1:${port}/webhooks`;
   return {
     spec,
     child,
     port,
-    url: `http://127.0.0.1:${port}/webhooks`,
+    url,
+    replicas: [{ child, url, port }],
     output: () => readFileSync(logPath, 'utf8'),
     async waitForLine(pattern, timeoutMs) {
       const end = Date.now() + timeoutMs;
@@ -148,12 +179,31 @@ export function load(options: LoadOptions): LoadResult {
 }
 
 /**
- * A full-load burst against a running target, with the server's CPU read by the client over
- * the measured phase only: CPU per request (µs) beside the client's result.
+ * Pins a process and every process under it to `cores` (`taskset -a -p`); processes forked later
+ * (PostgreSQL's new backends) inherit the postmaster's. A no-op without two cores and taskset.
  */
-export function burst(r: Running, options: Omit<LoadOptions, 'url' | 'secret' | 'serverPid'>): LoadResult & { cpuUsPerRequest: number } {
-  const result = load({ url: r.url, secret: SECRET, serverPid: r.child.pid!, ...options });
-  return { ...result, cpuUsPerRequest: Math.round(((result.serverCpuMs ?? 0) * 1000) / Math.max(1, result.sent)) };
+export function pinTree(root: number, cores: string): void {
+  if (!twoCores) return;
+  const pids = processTree(root).map((p) => p.pid);
+  const result = spawnSync('sh', ['-c', 'for p in "$@"; do taskset -a -p -c "$0" "$p" >/dev/null 2>&1; done', cores, ...pids.map(String)]);
+  if (result.status !== 0) throw new Error(`could not pin ${root}'s processes to ${cores}`);
+}
+
+/** Load options aimed at every replica of a target (connections spread over them). */
+export const aimAt = (r: Running) => ({ url: r.url, urls: r.replicas.map((x) => x.url), secret: SECRET });
+
+/**
+ * A full-load burst against a running target, with the servers' CPU (and the database server's,
+ * given `storePid`) read by the client over the measured phase only: CPU per request (µs), the
+ * database server's included, beside the client's result.
+ */
+export function burst(
+  r: Running,
+  options: Omit<LoadOptions, 'url' | 'urls' | 'secret' | 'serverPids'>,
+): LoadResult & { cpuUsPerRequest: number } {
+  const result = load({ ...aimAt(r), serverPids: r.replicas.map((x) => x.child.pid!), ...options });
+  const cpuMs = (result.serverCpuMs ?? 0) + (result.storeCpuMs ?? 0);
+  return { ...result, cpuUsPerRequest: Math.round((cpuMs * 1000) / Math.max(1, result.sent)) };
 }
 
 /** Peak resident memory of a process (VmHWM), in MB. */

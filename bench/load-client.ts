@@ -11,16 +11,20 @@
  *
  * Two modes: `concurrency` (closed loop, maximum throughput) and `rate` (open loop at a fixed
  * request rate; latency is measured from the scheduled send time, so a stall is not hidden).
- * Given `serverPid`, it also reads the server's CPU time over the measured phase only.
+ * Given `urls`, connections are spread over several servers in turn (replicas behind no
+ * balancer). Given `serverPids` (and `storePid`, a database server's root process), it also
+ * reads their CPU time over the measured phase only, and the whole host's.
  *
  * Run as a process: `node --import tsx bench/load-client.ts '<json options>'` prints a JSON result.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 
 export interface LoadOptions {
   url: string;
+  /** Several servers (replicas): connection i goes to `urls[i % urls.length]`; `url` is then ignored. */
+  urls?: string[];
   secret: string;
   durationMs: number;
   /** Closed loop: this many requests in flight. */
@@ -33,8 +37,13 @@ export interface LoadOptions {
   /** Unmeasured closed-loop load before the measured phase (at least 4 requests a connection). */
   warmUpMs?: number;
   eventType?: string;
-  /** The server's process id: its CPU time over the measured phase is reported. */
-  serverPid?: number;
+  /** The server's process ids (one per replica): their CPU time over the measured phase is reported. */
+  serverPids?: number[];
+  /**
+   * A database server's root process (PostgreSQL's postmaster): the CPU time of it and every
+   * process under it (backends, exited ones included) is reported as `storeCpuMs`.
+   */
+  storePid?: number;
   /**
    * Deliveries signed before the measured phase, sent in turn, then again from the first.
    * Default: what the rate needs, or 20 per ms of a closed-loop run (at most 40,000).
@@ -50,16 +59,22 @@ export interface LoadResult {
   elapsedMs: number;
   rps: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number };
-  /** With `serverPid`: the server's CPU time (user + system) during the measured phase. */
+  /** With `serverPids`: the servers' CPU time (user + system, summed) during the measured phase. */
   serverCpuMs?: number;
-  /** With `serverPid`: that CPU time as a share of one core over the phase (1 = a full core). */
+  /** With `serverPids`: that CPU time as a share of one core over the phase (1 = a full core; two busy replicas near 2). */
   serverCpuShare?: number;
   /**
-   * With `serverPid`: the server's main thread on a CPU, and waiting in a run queue for one
-   * (another process had it), as shares of the phase. Their sum near 1: the server, not the
-   * client, set the pace, even on a host where other work takes CPU from it.
+   * With `serverPids`: the servers' main threads on a CPU, and waiting in a run queue for one
+   * (another process had it), as shares of the phase (averaged over the servers). Their sum
+   * near 1: the server, not the client, set the pace, even on a host where other work takes CPU.
    */
   serverMainThread?: { onCpu: number; waitingForCpu: number };
+  /** With `storePid`: the database server's CPU time (its whole process tree) during the phase. */
+  storeCpuMs?: number;
+  /** The whole host's busy CPU time as a share of all its cores over the phase (1 = every core busy). */
+  hostBusyShare: number;
+  /** Each core's busy share over the phase (core 0 first). */
+  coreBusyShare: number[];
   /** The client's own CPU time over the phase as a share of one core (near 1: the client limits). */
   clientCpuShare: number;
   /** The client's main thread waiting for a CPU, as a share of the phase. */
@@ -85,10 +100,62 @@ export function eventBody(size: number, eventId: string): Buffer {
   return Buffer.from(JSON.stringify(base));
 }
 
+/** The fields of /proc/<pid>/stat after the command name (field 3, the state, is index 0). */
+const statFields = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+
 /** CPU time (user + system) of a process, in ms (from /proc/<pid>/stat, 100 Hz ticks). */
 export function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** A process and every process under it, from /proc: each one's pid and the fields of its stat file. */
+export function processTree(root: number): Array<{ pid: number; stat: string[] }> {
+  const children = new Map<number, number[]>();
+  const stats = new Map<number, string[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let f: string[];
+    try {
+      f = statFields(entry);
+    } catch {
+      continue; // exited while listing
+    }
+    const pid = Number(entry);
+    children.set(Number(f[1]), [...(children.get(Number(f[1])) ?? []), pid]);
+    stats.set(pid, f);
+  }
+  const tree: Array<{ pid: number; stat: string[] }> = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    const stat = stats.get(pid);
+    if (stat) tree.push({ pid, stat });
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
+/**
+ * CPU time of a process and every process under it, in ms: each live one's own time plus the
+ * time of its children that exited and were waited for (cutime, cstime), so a PostgreSQL backend
+ * that ends during the phase is still counted, through the postmaster.
+ */
+export function treeCpuMs(root: number): number {
+  const ticks = processTree(root).reduce((sum, { stat: f }) => sum + Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]), 0);
+  return ticks * 10;
+}
+
+/** Busy and total CPU time (/proc/stat, ticks) of the whole host (index 0), then of each core. */
+function hostTicks(): Array<{ busy: number; total: number }> {
+  return readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .filter((line) => /^cpu\d* /.test(line))
+    .map((line) => {
+      const t = line.trim().split(/\s+/).slice(1).map(Number);
+      const total = t.reduce((a, b) => a + b, 0);
+      return { busy: total - t[3]! - t[4]!, total }; // idle and iowait are not busy
+    });
 }
 
 /** The main thread's time on a CPU and waiting for one, in ms (/proc/<pid>/schedstat, ns). */
@@ -167,12 +234,16 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const { url, secret, durationMs, rate, bodyBytes = 1024, maxRequests = 2_000_000, eventType = 'pod.status.changed', serverPid } = options;
+  const { secret, durationMs, rate, bodyBytes = 1024, maxRequests = 2_000_000, eventType = 'pod.status.changed', serverPids = [], storePid } = options;
   const poolSize = options.poolSize ?? (rate ? Math.ceil((rate * durationMs) / 1000) + 1 : Math.min(40_000, Math.max(1000, durationMs * 20)));
-  const target = new URL(url);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname)) throw new Error('load client: loopback only');
+  const targets = (options.urls ?? [options.url]).map((u) => new URL(u));
+  for (const target of targets) {
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname)) throw new Error('load client: loopback only');
+  }
   const connectionCount = options.concurrency ?? 64;
-  const template = requestTemplate(target, bodyBytes, eventType);
+  // One template per server (their host headers differ); every request has the same size, as the pool needs.
+  const templates = targets.map((target) => requestTemplate(target, bodyBytes, eventType));
+  if (new Set(templates.map((t) => t.bytes.byteLength)).size > 1) throw new Error('load client: the servers\' requests differ in size');
   const latencies = new Float64Array(maxRequests);
   const statuses: Record<string, number> = {};
   let measuring = false;
@@ -183,8 +254,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let tPrefix = '';
   let tSecond = -1;
 
-  /** Writes a fresh delivery (new id, current `t`, its signature) into a connection's buffer. */
-  const fill = (bytes: Buffer) => {
+  /** Writes a fresh delivery (new id, current `t`, its signature) into a buffer laid out as `template`. */
+  const fill = (bytes: Buffer, template: (typeof templates)[number]) => {
     const second = Math.floor(Date.now() / 1000);
     if (second !== tSecond) {
       tSecond = second;
@@ -201,6 +272,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   interface Connection {
     socket: Socket;
+    /** Which server (index into `targets`, `templates` and the pools). */
+    server: number;
     bytes: Buffer;
     reader: ResponseReader;
     /** When the request in flight was due (latency origin), or undefined when idle. */
@@ -208,10 +281,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     onIdle: () => void;
   }
 
-  const open = (): Promise<Connection> =>
+  const open = (_: unknown, i: number): Promise<Connection> =>
     new Promise((resolve, reject) => {
+      const server = i % targets.length;
+      const target = targets[server]!;
       const socket = connect({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 80), noDelay: true });
-      const conn: Connection = { socket, bytes: Buffer.from(template.bytes), reader: new ResponseReader(), since: undefined, onIdle: () => {} };
+      const conn: Connection = { socket, server, bytes: Buffer.from(templates[server]!.bytes), reader: new ResponseReader(), since: undefined, onIdle: () => {} };
       socket.once('connect', () => resolve(conn));
       socket.once('error', reject);
       socket.on('data', (chunk) => {
@@ -234,21 +309,22 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     });
   /** Warm-up: signed on the fly into the connection's own buffer. */
   const send = (conn: Connection, due: number) => {
-    fill(conn.bytes);
+    fill(conn.bytes, templates[conn.server]!);
     conn.since = due;
     conn.socket.write(conn.bytes);
   };
-  const size = template.bytes.byteLength;
-  const poolCount = Math.max(1, Math.min(poolSize, maxRequests));
-  const pool = Buffer.allocUnsafe(poolCount * size);
-  let next = 0;
+  const size = templates[0]!.bytes.byteLength;
+  // One pool per server, each with its share of the deliveries.
+  const poolCount = Math.max(1, Math.ceil(Math.min(poolSize, maxRequests) / targets.length));
+  const pools = targets.map(() => ({ bytes: Buffer.allocUnsafe(poolCount * size), next: 0 }));
   let repeated = 0;
-  /** Measured phase: the next pre-signed delivery of the pool. */
+  /** Measured phase: the next pre-signed delivery of the connection's server's pool. */
   const sendPooled = (conn: Connection, due: number) => {
-    const at = (next % poolCount) * size;
-    if (next++ >= poolCount) repeated++;
+    const pool = pools[conn.server]!;
+    const at = (pool.next % poolCount) * size;
+    if (pool.next++ >= poolCount) repeated++;
     conn.since = due;
-    conn.socket.write(pool.subarray(at, at + size));
+    conn.socket.write(pool.bytes.subarray(at, at + size));
   };
 
   const connections = await Promise.all(Array.from({ length: connectionCount }, open));
@@ -272,14 +348,21 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     ),
   );
 
-  for (let i = 0; i < poolCount; i++) {
-    const slot = pool.subarray(i * size, (i + 1) * size);
-    template.bytes.copy(slot);
-    fill(slot);
-  }
+  pools.forEach((pool, server) => {
+    for (let i = 0; i < poolCount; i++) {
+      const slot = pool.bytes.subarray(i * size, (i + 1) * size);
+      templates[server]!.bytes.copy(slot);
+      fill(slot, templates[server]!);
+    }
+  });
 
-  const cpuBefore = serverPid ? processCpuMs(serverPid) : 0;
-  const schedBefore = serverPid ? mainThreadSchedMs(serverPid) : undefined;
+  const serversCpu = () => serverPids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+  const serversSched = () =>
+    serverPids.map(mainThreadSchedMs).reduce((a, b) => ({ onCpu: a.onCpu + b.onCpu, waiting: a.waiting + b.waiting }), { onCpu: 0, waiting: 0 });
+  const cpuBefore = serversCpu();
+  const schedBefore = serversSched();
+  const storeBefore = storePid ? treeCpuMs(storePid) : 0;
+  const hostBefore = hostTicks();
   const clientBefore = process.cpuUsage();
   const clientSchedBefore = mainThreadSchedMs(process.pid);
   measuring = true;
@@ -331,8 +414,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     );
   }
   const elapsedMs = performance.now() - start;
-  const serverCpuMs = serverPid ? processCpuMs(serverPid) - cpuBefore : undefined;
-  const schedAfter = serverPid ? mainThreadSchedMs(serverPid) : undefined;
+  const serverCpuMs = serverPids.length > 0 ? serversCpu() - cpuBefore : undefined;
+  const schedAfter = serversSched();
+  const storeCpuMs = storePid ? treeCpuMs(storePid) - storeBefore : undefined;
+  const hostAfter = hostTicks();
   const client = process.cpuUsage(clientBefore);
   measuring = false;
   for (const conn of connections) conn.socket.destroy();
@@ -352,14 +437,19 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       max: round(sorted[sorted.length - 1] ?? 0),
     },
     ...(serverCpuMs === undefined ? {} : { serverCpuMs, serverCpuShare: round(serverCpuMs / elapsedMs) }),
-    ...(schedBefore && schedAfter
+    ...(serverPids.length > 0
       ? {
           serverMainThread: {
-            onCpu: round((schedAfter.onCpu - schedBefore.onCpu) / elapsedMs),
-            waitingForCpu: round((schedAfter.waiting - schedBefore.waiting) / elapsedMs),
+            onCpu: round((schedAfter.onCpu - schedBefore.onCpu) / serverPids.length / elapsedMs),
+            waitingForCpu: round((schedAfter.waiting - schedBefore.waiting) / serverPids.length / elapsedMs),
           },
         }
       : {}),
+    ...(storeCpuMs === undefined ? {} : { storeCpuMs }),
+    ...(() => {
+      const share = (i: number) => round((hostAfter[i]!.busy - hostBefore[i]!.busy) / Math.max(1, hostAfter[i]!.total - hostBefore[i]!.total));
+      return { hostBusyShare: share(0), coreBusyShare: hostAfter.slice(1).map((_, i) => share(i + 1)) };
+    })(),
     clientCpuShare: round((client.user + client.system) / 1000 / elapsedMs),
     repeated,
     clientWaitingForCpu: round((mainThreadSchedMs(process.pid).waiting - clientSchedBefore.waiting) / elapsedMs),

@@ -8,6 +8,10 @@
  * is not at its limit (the client, the host or its own waits set the pace), so the run prints a
  * warning and latest.json says so (`saturated`, `unsaturated_targets`, each target's
  * `saturation`), and a ratio against it is not a ratio of limits.
+ * PostgreSQL targets (bench/postgres.ts): podhook with one replica, then two, on one real
+ * PostgreSQL server at its durable defaults, their cost per delivery counting the database
+ * server's CPU, with the statements (round trips), WAL bytes and rows each delivery costs it,
+ * and the load idle replicas put on it.
  * A second series (bench/table-series.ts) measures throughput with 0, 100k and 1M rows stored
  * and a 1M-row retention prune under load. Writes bench/results/latest.json.
  *
@@ -19,23 +23,25 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  aimAt,
   burst,
   cpuTimes,
   handlerLag,
   load,
   median,
   peakRssMb,
+  pinTree,
   podhookArgs,
   ROOT,
   round,
-  SECRET,
   startTarget,
   stealPercent,
   twoCores,
   type Running,
   type TargetSpec,
 } from './harness.js';
-import type { LoadResult } from './load-client.js';
+import { treeCpuMs, type LoadResult } from './load-client.js';
+import { countersDelta, startBenchPostgres, type BenchPostgres, type StoreCounters } from './postgres.js';
 import { runTableSeries } from './table-series.js';
 
 const quick = process.argv.includes('--quick');
@@ -53,20 +59,28 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'podhook', args: podhookArgs() },
   // The same with V8's garbage collection on the main thread only (README, Performance: one core).
   { name: 'podhook-single-threaded-gc', args: podhookArgs('--single-threaded-gc') },
+  // podhook on PostgreSQL (DATABASE_URL), the database server's CPU counted in the cost per
+  // delivery. One replica has core 0 to itself like the SQLite node, and the database server
+  // shares core 1 with the load client (the nearest this machine comes to a database on a host
+  // of its own); two replicas share both cores with the database server and the load client.
+  { name: 'podhook-postgres', args: podhookArgs(), postgres: true, storeCores: '1', readyPath: '/readyz' },
+  { name: 'podhook-postgres-2', args: podhookArgs(), postgres: true, storeCores: '0,1', readyPath: '/readyz', replicas: 2, cores: '0,1' },
   // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
   { name: 'podhook-ingest-only', args: podhookArgs(), env: { DISPATCHER: 'off' } },
   { name: 'podhook-warn-logs', args: podhookArgs(), env: { LOG_LEVEL: 'warn' } },
   { name: 'podhook-tsx', args: ['bin/podhook.js', 'serve'] },
 ];
 const DEFAULT_TARGETS = quick
-  ? ['limit', 'peer', 'hono-insert-normal', 'podhook']
-  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc'];
+  ? ['limit', 'peer', 'hono-insert-normal', 'podhook', 'podhook-postgres', 'podhook-postgres-2']
+  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc', 'podhook-postgres', 'podhook-postgres-2'];
 
 const ROUNDS = quick ? 2 : 5;
 const BURST_MS = quick ? 1500 : 4000;
 const RATE_MS = quick ? 1000 : 4000;
 const CONCURRENCY = 32;
 const FIXED_RATE = 1000;
+/** How long the PostgreSQL replicas are left idle, before the rounds, to measure their load on the database. */
+const IDLE_MS = quick ? 5000 : 30_000;
 
 async function main() {
   // podhook runs as `npm start` does: compiled first.
@@ -95,26 +109,40 @@ async function mainSeries() {
   const dir = mkdtempSync(join(tmpdir(), 'podhook-bench-'));
   const stealBefore = cpuTimes();
   const running: Running[] = [];
+  let postgres: BenchPostgres | undefined;
   try {
-    for (const spec of targets) running.push(await startTarget(spec, join(dir, `${spec.name}.db`)));
+    if (targets.some((t) => t.postgres)) postgres = await startBenchPostgres();
+    for (const spec of targets) {
+      const env = spec.postgres ? { ...spec.env, DATABASE_URL: await postgres!.createDatabase(dbName(spec.name)) } : spec.env;
+      running.push(await startTarget({ ...spec, env }, join(dir, `${spec.name}.db`)));
+    }
+    // Idle replicas first, on databases with nothing to do: after load, autovacuum and checkpoints would be counted as idle.
+    const pgRunning = running.filter((r) => r.spec.postgres);
+    const idle = postgres && pgRunning.length > 0 ? await idleLoad(postgres, pgRunning) : undefined;
     // Warm-up: JIT, SQLite page cache, connection pools (--quick: each burst's own warm-up only).
-    if (!quick) for (const r of running) load({ url: r.url, secret: SECRET, durationMs: 1000, concurrency: CONCURRENCY });
+    if (!quick) for (const r of running) load({ ...aimAt(r), durationMs: 1000, concurrency: CONCURRENCY });
 
     const samples = new Map<string, { max: LoadResult[]; rate: LoadResult[]; cpuUsPerReq: number[] }>();
     for (const r of running) samples.set(r.spec.name, { max: [], rate: [], cpuUsPerReq: [] });
+    /** PostgreSQL targets: what their full-load bursts cost the database, summed over the rounds. */
+    const storeCost = new Map<string, ReturnType<typeof countersDelta>[]>();
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate the order each round so no target always runs right after the same neighbour.
       const order = round % 2 === 0 ? running : [...running].reverse();
       for (const r of order) {
         const s = samples.get(r.spec.name)!;
-        const result = burst(r, { durationMs: BURST_MS, concurrency: CONCURRENCY });
+        if (r.spec.postgres) pinTree(postgres!.pid(), r.spec.storeCores ?? '0,1');
+        const before = r.spec.postgres ? await postgres!.counters(dbName(r.spec.name)) : undefined;
+        const result = burst(r, { durationMs: BURST_MS, concurrency: CONCURRENCY, storePid: r.spec.postgres ? postgres!.pid() : undefined });
+        if (before) storeCost.set(r.spec.name, [...(storeCost.get(r.spec.name) ?? []), countersDelta(before, await postgres!.counters(dbName(r.spec.name)))]);
         // Server CPU per request: steadier than req/s on a shared host (another tenant's load
         // lowers throughput, not the work one request costs). Includes background dispatch.
         s.cpuUsPerReq.push(result.cpuUsPerRequest);
         s.max.push(result);
       }
       for (const r of order) {
-        samples.get(r.spec.name)!.rate.push(load({ url: r.url, secret: SECRET, durationMs: RATE_MS, rate: FIXED_RATE, concurrency: 64 }));
+        if (r.spec.postgres) pinTree(postgres!.pid(), r.spec.storeCores ?? '0,1');
+        samples.get(r.spec.name)!.rate.push(load({ ...aimAt(r), durationMs: RATE_MS, rate: FIXED_RATE, concurrency: 64 }));
       }
       process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
     }
@@ -132,17 +160,31 @@ async function mainSeries() {
         fixed_rate_p99_ms: round(median(s.rate.map((x) => x.latencyMs.p99))),
         fixed_rate_max_ms: round(median(s.rate.map((x) => x.latencyMs.max))),
         server_cpu_us_per_request: median(s.cpuUsPerReq),
-        peak_rss_mb: peakRssMb(r.child.pid!),
+        // The largest replica's, for a replicated target.
+        peak_rss_mb: Math.max(...r.replicas.map((x) => peakRssMb(x.child.pid!))),
+        ...(r.spec.postgres ? { postgres: storeFigures(s.max, storeCost.get(r.spec.name) ?? []) } : {}),
         non_200: failed,
         rounds_rps: s.max.map((x) => x.rps),
-        saturation: saturationOf(s.max),
+        saturation: saturationOf(s.max, r.spec),
         // podhook only: receipt → handler start, over every burst of the run (from /metrics).
         ...(r.spec.name.startsWith('podhook') && !r.spec.env?.DISPATCHER ? { handler_lag: await handlerLag(r.port) } : {}),
       };
     }
+    // Rows written per delivery: read once the PostgreSQL replicas have stopped (their backends then report every row).
+    for (const r of pgRunning) await stopGracefully(r);
+    for (const r of pgRunning) {
+      const w = await postgres!.tableWrites(dbName(r.spec.name));
+      const per = (n: number) => round(n / Math.max(1, w.deliveries));
+      Object.assign((results[r.spec.name] as { postgres: object }).postgres, {
+        deliveries_stored: w.deliveries,
+        rows_per_delivery: { inserted: per(w.inserted), updated: per(w.updated), of_which_hot: per(w.hotUpdated), deleted: per(w.deleted) },
+      });
+    }
     const unsaturated = Object.entries(results).filter(([, v]) => !(v as { saturation: Saturation }).saturation.saturated);
-    const fig = (name: string) => results[name] as { rps: number } | undefined;
+    const fig = (name: string) => results[name] as { rps: number; peak_rss_mb: number } | undefined;
     const ratio = (a?: { rps: number }, b?: { rps: number }) => (a && b && b.rps ? Math.round((a.rps / b.rps) * 1000) / 1000 : null);
+    const rssRatio = (a?: { peak_rss_mb: number }, b?: { peak_rss_mb: number }) =>
+      a && b && b.peak_rss_mb ? Math.round((a.peak_rss_mb / b.peak_rss_mb) * 1000) / 1000 : null;
     const report = {
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, pinned: twoCores, node: process.version },
@@ -156,16 +198,107 @@ async function mainSeries() {
       ratios: {
         podhook_vs_limit: ratio(fig('podhook'), fig('limit')),
         podhook_vs_peer: ratio(fig('podhook'), fig('peer')),
+        // PostgreSQL against the SQLite node (targets: >= 0.85, >= 1.5 on separate machines; RSS within 10%).
+        postgres_1_replica_vs_sqlite: ratio(fig('podhook-postgres'), fig('podhook')),
+        postgres_2_replicas_vs_sqlite: ratio(fig('podhook-postgres-2'), fig('podhook')),
+        postgres_replica_rss_vs_sqlite: rssRatio(fig('podhook-postgres'), fig('podhook')),
       },
+      ...(idle ? { postgres_idle: idle } : {}),
     };
     mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
     writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(report, null, 2)}\n`);
     printTable(report);
     for (const [name, v] of unsaturated) warnUnsaturated(name, (v as { saturation: Saturation }).saturation);
   } finally {
-    for (const r of running) r.child.kill('SIGKILL');
+    for (const r of running) for (const x of r.replicas) x.child.kill('SIGKILL');
+    await postgres?.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A target's database name on the bench's PostgreSQL server. */
+const dbName = (target: string) => `bench_${target.replace(/-/g, '_')}`;
+
+/** SIGTERM to every replica, then waits for each to exit (podhook closes its pool: its backends report their counters). */
+async function stopGracefully(r: Running) {
+  await Promise.all(
+    r.replicas.map(({ child }) =>
+      child.exitCode !== null || child.signalCode !== null
+        ? undefined
+        : new Promise<void>((resolve) => {
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+    ),
+  );
+}
+
+/**
+ * What one delivery costs on PostgreSQL, from the full-load bursts: the replicas' CPU and the
+ * database server's apart, and from pg_stat_statements and the WAL position, the statements
+ * (each one round trip) and WAL bytes per delivery. Deliveries are the rows the claim inserted
+ * (the bursts' warm-ups included, as in the statements and WAL).
+ */
+function storeFigures(bursts: LoadResult[], costs: ReturnType<typeof countersDelta>[]) {
+  const perRequest = (f: (x: LoadResult) => number) => Math.round(median(bursts.map((x) => (f(x) * 1000) / Math.max(1, x.sent))));
+  const byStatement = new Map<string, { calls: number; rows: number }>();
+  for (const c of costs) {
+    for (const [query, v] of c.statements) {
+      const seen = byStatement.get(query) ?? { calls: 0, rows: 0 };
+      byStatement.set(query, { calls: seen.calls + v.calls, rows: seen.rows + v.rows });
+    }
+  }
+  const claimed = [...byStatement].find(([q]) => q.includes('insert into deliveries'))?.[1].rows ?? 0;
+  const deliveries = Math.max(1, claimed);
+  const calls = [...byStatement.values()].reduce((a, v) => a + v.calls, 0);
+  const wal = costs.reduce((a, c) => a + c.walBytes, 0);
+  return {
+    replica_cpu_us_per_request: perRequest((x) => x.serverCpuMs ?? 0),
+    postgres_cpu_us_per_request: perRequest((x) => x.storeCpuMs ?? 0),
+    postgres_cpu_share: round(median(bursts.map((x) => (x.storeCpuMs ?? 0) / x.elapsedMs))),
+    host_busy_share: round(median(bursts.map((x) => x.hostBusyShare))),
+    deliveries_measured: claimed,
+    round_trips_per_delivery: round(calls / deliveries),
+    wal_bytes_per_delivery: Math.round(wal / deliveries),
+    // Per 1,000 deliveries, by statement (its first line): calls, and rows returned or changed.
+    statements_per_1000_deliveries: Object.fromEntries(
+      [...byStatement]
+        .sort((a, b) => b[1].calls - a[1].calls)
+        .map(([query, v]) => [statementName(query), { calls: round((v.calls * 1000) / deliveries), rows: round((v.rows * 1000) / deliveries) }]),
+    ),
+  };
+}
+
+/** A statement's short name: its first line, up to 60 characters. */
+const statementName = (query: string) => query.split('\n')[0]!.trim().slice(0, 60);
+
+/**
+ * The load idle replicas put on PostgreSQL: before any delivery (after a settle from their
+ * start), statements per second from all replicas, and the database server's CPU, over IDLE_MS.
+ */
+async function idleLoad(postgres: BenchPostgres, targets: Running[]) {
+  await new Promise((r) => setTimeout(r, 3000));
+  const read = async () => Promise.all(targets.map((r) => postgres.counters(dbName(r.spec.name))));
+  const before = await read();
+  const cpuBefore = treeCpuMs(postgres.pid());
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, IDLE_MS));
+  const after = await read();
+  const seconds = (performance.now() - t0) / 1000;
+  const cpuMs = treeCpuMs(postgres.pid()) - cpuBefore;
+  const deltas = after.map((a, i) => countersDelta(before[i] as StoreCounters, a));
+  const statements = deltas.reduce((a, d) => a + [...d.statements.values()].reduce((x, v) => x + v.calls, 0), 0);
+  const replicas = targets.reduce((a, r) => a + r.replicas.length, 0);
+  return {
+    replicas,
+    seconds: round(seconds),
+    statements_per_second_per_replica: round(statements / seconds / replicas),
+    postgres_cpu_share: round(cpuMs / 1000 / seconds),
+    wal_bytes_per_second: Math.round(deltas.reduce((a, d) => a + d.walBytes, 0) / targets.length / seconds),
+    by_statement: Object.fromEntries(
+      deltas.flatMap((d) => [...d.statements]).reduce((m, [q, v]) => m.set(statementName(q), (m.get(statementName(q)) ?? 0) + v.calls), new Map<string, number>()),
+    ),
+  };
 }
 
 /** A server at full load should use at least this share of its core, or its req/s is not its limit. */
@@ -181,19 +314,26 @@ interface Saturation {
   client_waiting_for_cpu: number;
   /** The load client's own CPU per request: below the server's, the client can outpace it. */
   client_cpu_us_per_request: number;
+  /** The whole host's busy share of all its cores over the bursts. */
+  host_busy_share: number;
+  /** The busy share of the cores the target runs on (its `cores`; the whole host when unpinned). */
+  target_cores_busy_share: number;
   saturated: boolean;
   /** When not saturated: who set the pace instead. */
-  limited_by?: 'host' | 'client' | 'server_waits';
+  limited_by?: 'host' | 'client' | 'server_waits' | 'shared_cores';
 }
 
 /**
  * Whether the server was the bottleneck during its full-load bursts. Below SATURATED, the
- * cause: the client using its whole core; else the server or the client ready to run but
- * without a CPU for more than the margin (other work on the host); else the server waited
- * (fsync, I/O, too few requests in flight).
+ * cause: the client using its whole core; else its cores busy with other processes (the
+ * database server or sibling replicas sharing them by design: `shared_cores`; anything else:
+ * `host`); else the server waited with its cores idle (fsync, the database's round trips and
+ * commits, too few requests in flight). Its main thread also waits for a CPU while its own
+ * threads (garbage collection) run, so that wait alone does not mean a busy host.
  */
-function saturationOf(bursts: LoadResult[]): Saturation {
+function saturationOf(bursts: LoadResult[], spec: TargetSpec): Saturation {
   const m = (f: (x: LoadResult) => number) => round(median(bursts.map(f)));
+  const replicas = spec.replicas ?? 1;
   const sat: Saturation = {
     server_cpu_share: m((x) => x.serverCpuShare ?? 0),
     main_thread_on_cpu: m((x) => x.serverMainThread?.onCpu ?? 0),
@@ -201,13 +341,19 @@ function saturationOf(bursts: LoadResult[]): Saturation {
     client_cpu_share: m((x) => x.clientCpuShare),
     client_waiting_for_cpu: m((x) => x.clientWaitingForCpu),
     client_cpu_us_per_request: m((x) => (x.clientCpuShare * x.elapsedMs * 1000) / Math.max(1, x.sent)),
+    host_busy_share: m((x) => x.hostBusyShare),
+    target_cores_busy_share: m((x) => {
+      const cores = twoCores ? (spec.cores ?? '0').split(',').map(Number) : [];
+      return cores.length === 0 ? x.hostBusyShare : cores.reduce((a, c) => a + (x.coreBusyShare[c] ?? 0), 0) / cores.length;
+    }),
     saturated: false,
   };
-  sat.saturated = sat.server_cpu_share >= SATURATED;
+  // Replicas: each should use its core (two replicas near 2).
+  sat.saturated = sat.server_cpu_share >= SATURATED * replicas;
   if (!sat.saturated) {
-    const lostToHost = 1 - SATURATED;
     if (sat.client_cpu_share >= SATURATED) sat.limited_by = 'client';
-    else if (sat.main_thread_waiting_for_cpu >= lostToHost || sat.client_waiting_for_cpu >= lostToHost) sat.limited_by = 'host';
+    // Its cores were busy, but not with it: with its database server or sibling replicas by design, else other work on the host.
+    else if (sat.target_cores_busy_share >= SATURATED) sat.limited_by = spec.postgres || replicas > 1 ? 'shared_cores' : 'host';
     else sat.limited_by = 'server_waits';
   }
   return sat;
@@ -215,14 +361,16 @@ function saturationOf(bursts: LoadResult[]): Saturation {
 
 function warnUnsaturated(name: string, s: Saturation) {
   const why = {
-    host: 'the server or the load client was ready to run but other processes had the CPU (a busy host: rerun when it is quiet)',
+    host: 'its core was busy with other processes (a busy host: rerun when it is quiet)',
     client: 'the load client used its whole core: the client, not the server, set the pace',
-    server_waits: 'it waited on something other than CPU (fsync, I/O) or had too few requests in flight',
+    shared_cores:
+      'every core of the host was busy: its replicas share them with the database server and the load client, so this is the machine\'s limit, not the replicas\' (docs/performance.md: what separate machines would give)',
+    server_waits: 'its core sat idle while it waited (fsync, the database server\'s round trips and commits) or had too few requests in flight',
   }[s.limited_by!];
   const pct = (x: number) => `${Math.round(x * 100)}%`;
   console.warn(
-    `WARNING: ${name} used ${pct(s.server_cpu_share)} of a core at full load (< ${pct(SATURATED)}): its req/s is not its CPU limit; ${why}. ` +
-      `(server main thread on CPU ${pct(s.main_thread_on_cpu)}, waiting for a CPU ${pct(s.main_thread_waiting_for_cpu)}; ` +
+    `WARNING: ${name} used ${pct(s.server_cpu_share)} of a core at full load (< ${pct(SATURATED)} a replica): its req/s is not its CPU limit; ${why}. ` +
+      `(its cores busy ${pct(s.target_cores_busy_share)}; server main thread on CPU ${pct(s.main_thread_on_cpu)}, waiting for a CPU ${pct(s.main_thread_waiting_for_cpu)}; ` +
       `client on CPU ${pct(s.client_cpu_share)}, waiting ${pct(s.client_waiting_for_cpu)}, ${s.client_cpu_us_per_request} µs/request)`,
   );
 }
