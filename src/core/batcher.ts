@@ -4,6 +4,11 @@ export interface BatcherOptions<I, O> {
   /** Flush at once when this many are waiting. */
   maxBatch?: number;
   /**
+   * Batches that may run at once (default 1). A store whose commits run elsewhere (PostgreSQL)
+   * may take a second batch while the first waits on the server, so the process is not idle.
+   */
+  maxInFlight?: number;
+  /**
    * Defers the flush so every item already on its way joins the batch. Node passes
    * `setImmediate` (after the poll phase has read every ready socket); default a 0 ms timer.
    */
@@ -18,8 +23,8 @@ export interface BatcherOptions<I, O> {
 /**
  * Group commit: items submitted together share one `execute` call. Each caller's promise
  * settles after its own batch has run (or failed, so nothing is acknowledged early). Batches
- * run one at a time, in submission order. Ingest uses it for claims, the dispatcher for
- * recording handler outcomes.
+ * start in submission order, one at a time unless `maxInFlight` allows more. Ingest uses it
+ * for claims, the dispatcher for recording handler outcomes.
  *
  * @example
  * const claim = createBatcher({ execute: store.claim, schedule: setImmediate });
@@ -28,6 +33,7 @@ export interface BatcherOptions<I, O> {
 export function createBatcher<I, O>({
   execute,
   maxBatch = 512,
+  maxInFlight = 1,
   schedule = (flush) => void setTimeout(flush, 0),
   lazySchedule = schedule,
 }: BatcherOptions<I, O>): (item: I, options?: { lazy?: boolean }) => Promise<O> {
@@ -35,14 +41,14 @@ export function createBatcher<I, O>({
   let waiting: Waiter[] = [];
   let scheduled = false;
   let lazyScheduled = false;
-  // One batch at a time. Items that arrive meanwhile wait and go together in the next batch as
-  // soon as it finishes: the slower a commit, the larger the next one.
-  let inFlight = false;
+  // `maxInFlight` batches at a time (one by default). Items that arrive meanwhile wait and go
+  // together in the next batch as soon as one finishes: the slower a commit, the larger the next one.
+  let inFlight = 0;
   let flushAfter = false;
 
   const flush = () => {
     scheduled = false;
-    if (inFlight) {
+    if (inFlight >= maxInFlight) {
       flushAfter = waiting.length > 0;
       return;
     }
@@ -50,7 +56,7 @@ export function createBatcher<I, O>({
     lazyScheduled = false; // a pending lazy flush finds nothing, or only what came later
     const batch = waiting;
     waiting = [];
-    inFlight = true;
+    inFlight++;
     void (async () => {
       try {
         const results = await execute(batch.map((w) => w.item));
@@ -58,7 +64,7 @@ export function createBatcher<I, O>({
       } catch (error) {
         for (const w of batch) w.reject(error);
       } finally {
-        inFlight = false;
+        inFlight--;
         if (flushAfter) {
           flushAfter = false;
           flush();

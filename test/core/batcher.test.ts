@@ -48,6 +48,35 @@ describe('createBatcher (group commit)', () => {
     expect(batches).toEqual([[1], [2, 3, 4]]);
   });
 
+  it('with maxInFlight 2, starts a second batch while the first is in flight, and holds a third until one ends', async () => {
+    const batches: number[][] = [];
+    const gates = new Map<number, ReturnType<typeof gate>>([[1, gate()], [2, gate()]]);
+    const submit = createBatcher<number, number>({
+      execute: async (items) => {
+        batches.push([...items]);
+        await gates.get(items[0]!)?.promise;
+        return [...items];
+      },
+      schedule: setImmediate,
+      maxInFlight: 2,
+    });
+    const turn = () => new Promise((r) => setImmediate(r));
+    const a = submit(1);
+    await turn();
+    const b = submit(2);
+    await turn();
+    expect(batches).toEqual([[1], [2]]); // both at the server at once
+    const later = [submit(3), submit(4)];
+    await turn();
+    expect(batches).toEqual([[1], [2]]); // two in flight: 3 and 4 wait together
+    gates.get(2)!.open(); // the second ends first: its caller is answered, the waiting batch starts
+    expect(await b).toBe(2);
+    await turn();
+    expect(batches).toEqual([[1], [2], [3, 4]]);
+    gates.get(1)!.open();
+    expect(await Promise.all([a, ...later])).toEqual([1, 3, 4]);
+  });
+
   it('rejects every item of a failing batch, and only those; the next batch runs', async () => {
     let calls = 0;
     const submit = createBatcher<number, number>({

@@ -108,6 +108,39 @@ describe('postgres group commit', () => {
     }
   });
 
+  it('claims a batch of new deliveries with one statement (one round trip, no begin/commit), and counts copies with a second', async () => {
+    const { store, opened, close } = await openStore({ schedule: setImmediate });
+
+    // Every statement this store's connections send (a begin or commit would be one too): one
+    // statement per round trip. Each client is wrapped when the pool hands it out.
+    const sent: string[] = [];
+    const wrapped = new WeakSet<object>();
+    opened.pool.on('acquire', (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+      Object.assign(client, {
+        query: (config: string | { text: string }, ...rest: unknown[]) => {
+          sent.push((typeof config === 'string' ? config : config.text).trim().split('\n')[0]!);
+          return query(config, ...rest);
+        },
+      });
+    });
+    try {
+      const batch = Array.from({ length: 5 }, () => newDelivery());
+      const results = await Promise.all(batch.map((d) => store.claim([d])));
+      expect(results).toEqual(batch.map(() => [{ outcome: 'new' }]));
+      expect(sent).toEqual(['with ins as (']);
+
+      sent.length = 0;
+      const again = await Promise.all([store.claim([{ ...batch[0]! }]), store.claim([newDelivery()])]);
+      expect(again).toEqual([[{ outcome: 'duplicate', deliveryCount: 2 }], [{ outcome: 'new' }]]);
+      expect(sent).toEqual(['with ins as (', 'update deliveries d']);
+    } finally {
+      await close();
+    }
+  });
+
   it('rejects every claim of a batch when the server is unreachable: nothing is acknowledged', async () => {
     const opened = openPostgres('postgres://nobody:secret-pw@127.0.0.1:1/none', { connectionTimeoutMs: 2000 });
     const store = createPostgresStore(opened.db, { schedule: setImmediate });
