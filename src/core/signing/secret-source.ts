@@ -42,18 +42,38 @@ export function createSecretSource({
 }: SecretSourceOptions): SecretSource {
   let cached: readonly string[] | null = null;
   let loadedAt = 0;
+  // One read at a time: the requests that find the list stale together share it (at the end of
+  // the TTL a whole event-loop turn of requests does), rather than each reading the database.
+  let loading: Promise<readonly string[]> | null = null;
+  // Moves on invalidate: a read started before it does not fill the cache after it.
+  let generation = 0;
+  const load = () => {
+    const started = generation;
+    const read: Promise<readonly string[]> = loadStored()
+      .then((stored) => {
+        const merged = [...new Set([...configured, ...stored])];
+        if (started === generation) {
+          cached = merged;
+          loadedAt = now();
+        }
+        return merged;
+      })
+      .finally(() => {
+        if (loading === read) loading = null;
+      });
+    loading = read;
+    return read;
+  };
   return {
     async getSecrets() {
+      if (loading) return loading;
       const stale = cached === null || (maybeChanged ? maybeChanged() : now() - loadedAt >= ttlMs);
-      if (stale) {
-        const stored = await loadStored();
-        cached = [...new Set([...configured, ...stored])];
-        loadedAt = now();
-      }
-      return cached!;
+      return stale ? load() : cached!;
     },
     invalidate() {
       cached = null;
+      loading = null;
+      generation++;
     },
   };
 }
