@@ -207,9 +207,14 @@ export function burst(
 }
 
 /** Peak resident memory of a process (VmHWM), in MB. */
-export function peakRssMb(pid: number): number {
+export const peakRssMb = (pid: number) => statusMb(pid, 'VmHWM');
+
+/** Resident memory of a process now (VmRSS), in MB. */
+export const rssMb = (pid: number) => statusMb(pid, 'VmRSS');
+
+function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return Math.round(kb / 102.4) / 10;
 }
 

@@ -10,7 +10,8 @@
  * deliveries (counted in `repeated`; a receiver answers those as duplicates).
  *
  * Two modes: `concurrency` (closed loop, maximum throughput) and `rate` (open loop at a fixed
- * request rate; latency is measured from the scheduled send time, so a stall is not hidden).
+ * request rate; latency is measured from the scheduled send time, so a stall is not hidden, and
+ * the client naps between sends rather than spinning, leaving its core to others).
  * Given `urls`, connections are spread over several servers in turn (replicas behind no
  * balancer). Given `serverPids` (and `storePid`, a database server's root process), it also
  * reads their CPU time over the measured phase only, and the whole host's.
@@ -163,6 +164,9 @@ export function mainThreadSchedMs(pid: number): { onCpu: number; waiting: number
   const [onCpu, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
   return { onCpu: onCpu! / 1e6, waiting: waiting! / 1e6 };
 }
+
+/** Open loop: the longest the client sleeps between looking at its sockets and schedule (ms). */
+const NAP_MS = 0.2;
 
 const ID_MARK = '00000000-0000-4000-8000-000000000000';
 const T_MARK = '0000000000';
@@ -383,11 +387,18 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       };
       idle.push(conn);
     }
+    // Between sends the client sleeps in steps of at most NAP_MS instead of spinning on
+    // setImmediate: a spinning client took its whole core, which a target's other processes
+    // (a database server, a second replica) share. A response read up to NAP_MS late adds at
+    // most that to its latency, the same for every target.
+    const nap = new Int32Array(new SharedArrayBuffer(4));
     while (performance.now() < end && scheduled < maxRequests) {
       const due = Math.floor((performance.now() - start) / interval);
       while (scheduled <= due && scheduled < maxRequests) backlog.push(start + scheduled++ * interval);
       dispatch();
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r)); // reads the answers that arrived
+      const untilNext = start + scheduled * interval - performance.now();
+      if (untilNext > 0.05 && backlog.length === 0) Atomics.wait(nap, 0, 0, Math.min(untilNext, NAP_MS));
     }
     sent = scheduled;
     // Everything scheduled is still sent and answered: a stall shows in the latencies.

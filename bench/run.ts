@@ -31,6 +31,7 @@ import {
   median,
   peakRssMb,
   pinTree,
+  rssMb,
   podhookArgs,
   ROOT,
   round,
@@ -122,8 +123,8 @@ async function mainSeries() {
     // Warm-up: JIT, SQLite page cache, connection pools (--quick: each burst's own warm-up only).
     if (!quick) for (const r of running) load({ ...aimAt(r), durationMs: 1000, concurrency: CONCURRENCY });
 
-    const samples = new Map<string, { max: LoadResult[]; rate: LoadResult[]; cpuUsPerReq: number[] }>();
-    for (const r of running) samples.set(r.spec.name, { max: [], rate: [], cpuUsPerReq: [] });
+    const samples = new Map<string, { max: LoadResult[]; rate: LoadResult[]; cpuUsPerReq: number[]; rssMb: number[] }>();
+    for (const r of running) samples.set(r.spec.name, { max: [], rate: [], cpuUsPerReq: [], rssMb: [] });
     /** PostgreSQL targets: what their full-load bursts cost the database, summed over the rounds. */
     const storeCost = new Map<string, ReturnType<typeof countersDelta>[]>();
     for (let round = 0; round < ROUNDS; round++) {
@@ -139,6 +140,8 @@ async function mainSeries() {
         // lowers throughput, not the work one request costs). Includes background dispatch.
         s.cpuUsPerReq.push(result.cpuUsPerRequest);
         s.max.push(result);
+        // Resident memory at the end of each full-load burst (the largest replica's): steadier than the one peak.
+        s.rssMb.push(Math.max(...r.replicas.map((x) => rssMb(x.child.pid!))));
       }
       for (const r of order) {
         if (r.spec.postgres) pinTree(postgres!.pid(), r.spec.storeCores ?? '0,1');
@@ -162,6 +165,7 @@ async function mainSeries() {
         server_cpu_us_per_request: median(s.cpuUsPerReq),
         // The largest replica's, for a replicated target.
         peak_rss_mb: Math.max(...r.replicas.map((x) => peakRssMb(x.child.pid!))),
+        rss_after_bursts_mb: round(median(s.rssMb)),
         ...(r.spec.postgres ? { postgres: storeFigures(s.max, storeCost.get(r.spec.name) ?? []) } : {}),
         non_200: failed,
         rounds_rps: s.max.map((x) => x.rps),
@@ -181,10 +185,10 @@ async function mainSeries() {
       });
     }
     const unsaturated = Object.entries(results).filter(([, v]) => !(v as { saturation: Saturation }).saturation.saturated);
-    const fig = (name: string) => results[name] as { rps: number; peak_rss_mb: number } | undefined;
-    const ratio = (a?: { rps: number }, b?: { rps: number }) => (a && b && b.rps ? Math.round((a.rps / b.rps) * 1000) / 1000 : null);
-    const rssRatio = (a?: { peak_rss_mb: number }, b?: { peak_rss_mb: number }) =>
-      a && b && b.peak_rss_mb ? Math.round((a.peak_rss_mb / b.peak_rss_mb) * 1000) / 1000 : null;
+    type Fig = { rps: number; peak_rss_mb: number; rss_after_bursts_mb: number };
+    const fig = (name: string) => results[name] as Fig | undefined;
+    const ratioOf = (key: keyof Fig) => (a?: Fig, b?: Fig) => (a && b && b[key] ? Math.round((a[key] / b[key]) * 1000) / 1000 : null);
+    const ratio = ratioOf('rps');
     const report = {
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, pinned: twoCores, node: process.version },
@@ -201,7 +205,8 @@ async function mainSeries() {
         // PostgreSQL against the SQLite node (targets: >= 0.85, >= 1.5 on separate machines; RSS within 10%).
         postgres_1_replica_vs_sqlite: ratio(fig('podhook-postgres'), fig('podhook')),
         postgres_2_replicas_vs_sqlite: ratio(fig('podhook-postgres-2'), fig('podhook')),
-        postgres_replica_rss_vs_sqlite: rssRatio(fig('podhook-postgres'), fig('podhook')),
+        postgres_replica_rss_vs_sqlite: ratioOf('rss_after_bursts_mb')(fig('podhook-postgres'), fig('podhook')),
+        postgres_replica_peak_rss_vs_sqlite: ratioOf('peak_rss_mb')(fig('podhook-postgres'), fig('podhook')),
       },
       ...(idle ? { postgres_idle: idle } : {}),
     };
@@ -379,9 +384,9 @@ function printTable(report: { targets: Record<string, unknown>; ratios: Record<s
   const rows = Object.entries(report.targets).map(([name, v]) => {
     const f = v as Record<string, number>;
     const share = (v as { saturation: Saturation }).saturation.server_cpu_share;
-    return [name, f.rps, f.p50_ms, f.p99_ms, f.max_ms, f.fixed_rate_p99_ms, f.server_cpu_us_per_request, share, f.peak_rss_mb, f.non_200].map(String);
+    return [name, f.rps, f.p50_ms, f.p99_ms, f.max_ms, f.fixed_rate_p99_ms, f.server_cpu_us_per_request, share, f.rss_after_bursts_mb, f.peak_rss_mb, f.non_200].map(String);
   });
-  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99@1k/s', 'cpu µs/req', 'cpu share', 'RSS MB', 'non-200'];
+  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99@1k/s', 'cpu µs/req', 'cpu share', 'RSS MB', 'peak MB', 'non-200'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   console.log([line(head), ...rows.map(line)].join('\n'));
