@@ -24,9 +24,8 @@ export interface PostgresStoreOptions {
 
 const RECEIVER = 'receiver';
 /**
- * Claim batches a replica may have at the server at once. With one, a replica at 32 requests in
- * flight sat idle on the round trip and commit (0.72-0.79x the SQLite node in the bench); with
- * two it reached 0.92x, with less server CPU per delivery (bench/results, commit message).
+ * Claim batches a replica may have at the server at once: with one, a replica sat idle while its
+ * batch's round trip and commit were under way; a second keeps it reading requests meanwhile.
  */
 const CLAIMS_IN_FLIGHT = 2;
 const PRUNABLE = ['processed', 'ignored'] as const;
