@@ -299,7 +299,8 @@ async function idleLoad(postgres: BenchPostgres, targets: Running[]) {
     seconds: round(seconds),
     statements_per_second_per_replica: round(statements / seconds / replicas),
     postgres_cpu_share: round(cpuMs / 1000 / seconds),
-    wal_bytes_per_second: Math.round(deltas.reduce((a, d) => a + d.walBytes, 0) / targets.length / seconds),
+    // The WAL position is the cluster's: what all the idle replicas wrote together.
+    wal_bytes_per_second: Math.round(deltas[0]!.walBytes / seconds),
     by_statement: Object.fromEntries(
       deltas.flatMap((d) => [...d.statements]).reduce((m, [q, v]) => m.set(statementName(q), (m.get(statementName(q)) ?? 0) + v.calls), new Map<string, number>()),
     ),
