@@ -1,10 +1,10 @@
 /** Shared pieces of the benchmark: pinned target processes, the load client, /proc readings. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { processTree, type LoadOptions, type LoadResult } from './load-client.js';
+import { freePort } from '../test/helpers/free-port.js';
+import { cpuStatTicks, processTree, type LoadOptions, type LoadResult } from './load-client.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SECRET = 'bench-secret-0123456789';
@@ -60,22 +60,6 @@ export function podhookArgs(...extra: string[]): string[] {
 export const twoCores = cpus().length >= 2 && spawnSync('taskset', ['--version']).status === 0;
 const pin = (cores: number | string, cmd: string, args: string[]): [string, string[]] =>
   twoCores ? ['taskset', ['-c', String(cores), cmd, ...args]] : [cmd, args];
-
-/**
- * A port free on 127.0.0.1 right now, from the kernel. Fixed or random picks from a range
- * collided: ports above 32767 are also the kernel's ephemeral range, which the load client's own
- * connections draw from (a table series once failed with EADDRINUSE that way).
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts a target on core 0 (or `spec.cores`) with its own database file on a free port and
@@ -219,9 +203,7 @@ function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 /** The first line of /proc/stat: cumulative CPU times of the whole host. */
-export function cpuTimes(): number[] {
-  return readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-}
+export const cpuTimes = (): number[] => cpuStatTicks()[0]!;
 
 /** CPU steal as a share of all CPU time between two /proc/stat readings. */
 export function stealPercent(before: number[], after: number[]): number {

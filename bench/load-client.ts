@@ -147,16 +147,20 @@ export function treeCpuMs(root: number): number {
   return ticks * 10;
 }
 
-/** Busy and total CPU time (/proc/stat, ticks) of the whole host (index 0), then of each core. */
-function hostTicks(): Array<{ busy: number; total: number }> {
+/** /proc/stat's CPU lines as tick counts: the whole host first, then each core. */
+export function cpuStatTicks(): number[][] {
   return readFileSync('/proc/stat', 'utf8')
     .split('\n')
     .filter((line) => /^cpu\d* /.test(line))
-    .map((line) => {
-      const t = line.trim().split(/\s+/).slice(1).map(Number);
-      const total = t.reduce((a, b) => a + b, 0);
-      return { busy: total - t[3]! - t[4]!, total }; // idle and iowait are not busy
-    });
+    .map((line) => line.trim().split(/\s+/).slice(1).map(Number));
+}
+
+/** Busy and total CPU time (ticks) of the whole host (index 0), then of each core. */
+function hostTicks(): Array<{ busy: number; total: number }> {
+  return cpuStatTicks().map((t) => {
+    const total = t.reduce((a, b) => a + b, 0);
+    return { busy: total - t[3]! - t[4]!, total }; // idle and iowait are not busy
+  });
 }
 
 /** The main thread's time on a CPU and waiting for one, in ms (/proc/<pid>/schedstat, ns). */
