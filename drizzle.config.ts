@@ -4,6 +4,6 @@ import { defineConfig } from 'drizzle-kit';
 // start-up) and the Worker (wrangler d1 migrations, `migrations_dir`) apply the same files.
 export default defineConfig({
   dialect: 'sqlite',
-  schema: './src/store/schema.ts',
+  schema: './src/store/sqlite/schema.ts',
   out: './drizzle/sqlite',
 });

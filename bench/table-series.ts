@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/node/open-database.js';
+import { openDatabase } from '../src/store/sqlite/open-database.js';
 import { eventBody } from './load-client.js';
 import { burst, load, median, podhookArgs, startTarget, SECRET, type Running } from './harness.js';
 

@@ -9,8 +9,8 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCheckpointer } from '../src/node/checkpointer.js';
-import { openDatabase } from '../src/node/open-database.js';
+import { startCheckpointer } from '../src/store/sqlite/checkpointer.js';
+import { openDatabase } from '../src/store/sqlite/open-database.js';
 
 const ratio = Number(process.argv.find((a) => a.startsWith('--ratio='))?.slice('--ratio='.length) ?? 2.5);
 const durationMs = 1600;

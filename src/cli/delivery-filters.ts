@@ -1,6 +1,6 @@
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../core/delivery.js';
 import type { ScanDeliveriesOptions } from '../core/delivery-store.js';
-import { openConfiguredStore } from '../node/open-store.js';
+import { openConfiguredStore } from '../store/node-store.js';
 import type { Config } from '../core/config.js';
 import { UsageError } from './command.js';
 

@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { PayloadTooLargeError, PodhookError } from '../core/errors.js';
 import type { HeaderSource } from '../core/ingest/receive-delivery.js';
 import type { Logger } from '../core/observability/logger.js';
@@ -101,6 +102,8 @@ export function createApp({
 
   app.notFound((c) => c.json(errorBody('not_found', 'No such route.'), 404));
   app.onError((error, c) => {
+    // Hono's own middleware (bearer-auth on /metrics, a team's) answers by throwing one.
+    if (error instanceof HTTPException) return error.getResponse();
     if (error instanceof PodhookError) {
       const answer = errorAnswer(error);
       return c.json(answer.body, answer.status as 400, answer.headers);

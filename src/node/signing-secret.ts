@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { parseConfig } from '../core/config.js';
-import { openConfiguredStore } from './open-store.js';
+import { openConfiguredStore } from '../store/node-store.js';
 
 /**
  * The secret `podhook send` and `podhook trigger` sign with: the one given, else the first of

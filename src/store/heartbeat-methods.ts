@@ -1,14 +1,13 @@
 import { eq } from 'drizzle-orm';
 import type { HeartbeatStore } from '../core/alerts/heartbeat-store.js';
-import { heartbeats } from './schema.js';
-import type { AnySqliteDatabase } from './statements.js';
-import { downtimeColumns, heartbeatRecord } from './row-values.js';
+import { downtimeColumns, heartbeatRecord } from './row-mapping.js';
+import type { StoreBackend } from './store-backend.js';
 
 /** Every process on one database beats this one row. */
 const RECEIVER = 'receiver';
 
 /** Heartbeat reads and writes: one small upsert every 30 s, outside the group-committed ingest writes. */
-export function heartbeatMethods(db: AnySqliteDatabase): HeartbeatStore {
+export function heartbeatMethods({ db, tables: { heartbeats } }: StoreBackend): HeartbeatStore {
   return {
     async readHeartbeat() {
       const [row] = await db.select().from(heartbeats).where(eq(heartbeats.name, RECEIVER)).limit(1);

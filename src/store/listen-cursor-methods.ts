@@ -1,10 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { ListenCursorStore } from '../core/transfer/listen-cursor-store.js';
-import { listenCursors } from './schema.js';
-import type { AnySqliteDatabase } from './statements.js';
+import type { StoreBackend } from './store-backend.js';
 
 /** `podhook listen`'s position per remote: one small upsert per page read, never on the ingest path. */
-export function listenCursorMethods(db: AnySqliteDatabase): ListenCursorStore {
+export function listenCursorMethods({ db, tables: { listenCursors } }: StoreBackend): ListenCursorStore {
   return {
     async readListenPosition(remote) {
       const [row] = await db.select().from(listenCursors).where(eq(listenCursors.remote, remote)).limit(1);

@@ -1,24 +1,16 @@
 import { createAlertMemory, type AlertMemory } from '../core/alerts/alerter.js';
-import { systemClock, type Clock } from '../core/clock.js';
-import type { HandlerDefinition } from '../core/events/define-handler.js';
+import { systemClock } from '../core/clock.js';
 import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
-import { errorBody, type PodhookApp } from '../http/create-app.js';
+import { errorBody } from '../http/create-app.js';
 import { createConsoleLogger } from './console-logger.js';
 import type { WorkerEnv } from './worker-env.js';
-import { createWorkerRuntime, type WorkerRuntimeOptions } from './worker-runtime.js';
+import type { RuntimeOptions } from '../runtime/wire-receiver.js';
+import { createWorkerRuntime } from './worker-runtime.js';
 
-export interface CreateWorkerOptions {
-  /** The handler modules (the entry passes handlers/index.ts). */
-  handlers?: readonly HandlerDefinition[];
+export interface CreateWorkerOptions extends RuntimeOptions {
   /** Defaults to JSON lines on the console at `LOG_LEVEL`. */
   logger?: Logger;
-  clock?: Clock;
-  random?: () => number;
-  /** The team's middleware and routes (src/app.ts's `customizeApp`). */
-  customize?: (app: PodhookApp) => void;
-  /** Admin options beyond the token (e.g. `lastDowntime`, from the alerts heartbeat). */
-  admin?: WorkerRuntimeOptions['admin'];
 }
 
 /** Whether this cron run also prunes: once an hour (the minute-0 run), as the Node service does. */

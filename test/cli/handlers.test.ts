@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { BROKEN_REGISTRY, EMPTY_REGISTRY, PARTIAL_REGISTRY } from '../fixtures/registry-paths.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { runMain } from './run-main.js';

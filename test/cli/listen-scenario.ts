@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { bytesToBase64 } from '../../src/core/transfer/base64.js';
 import { DELIVERY_EXPORT_FORMAT, type ExportRecord } from '../../src/core/transfer/delivery-export.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { AppendedCall } from '../fixtures/appending-handlers.js';
 import { ADMIN_TOKEN, type RemotePodhook } from '../helpers/remote-podhook.js';
 import { signDelivery } from '../helpers/sign.js';

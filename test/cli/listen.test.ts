@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { AppendedCall } from '../fixtures/appending-handlers.js';
 import { ADMIN_TOKEN, startNodeRemote, type RemotePodhook } from '../helpers/remote-podhook.js';
 import { signDelivery } from '../helpers/sign.js';

@@ -5,7 +5,7 @@ import { validateWebhookUrl } from '../../src/admin/validate-webhook-url.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
 import { SECRET_NOTE } from '../../src/emulator/create-service-emulator.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { EMPTY_REGISTRY, PARTIAL_REGISTRY } from '../fixtures/registry-paths.js';
 import { ACCEPTED_URLS, REFUSED_URLS } from '../fixtures/webhook-urls.js';
 import { captureLogger } from '../helpers/capture-logger.js';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDispatcher } from '../../src/core/dispatch/dispatcher.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { createRouter } from '../../src/core/dispatch/router.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { failHandler, handlers, recordedCalls, resetRecording } from '../fixtures/recording-handlers.js';
 import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { handlers, recordedCalls, resetRecording } from '../fixtures/recording-handlers.js';
 import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
 import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';

@@ -4,7 +4,7 @@ import { lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exportLine } from '../../src/core/transfer/delivery-export.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';

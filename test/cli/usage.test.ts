@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineCommand, EXIT } from '../../src/cli/command.js';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { newDelivery } from '../store/store-contract.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { runMain } from './run-main.js';

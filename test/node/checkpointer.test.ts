@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import { startCheckpointer } from '../../src/node/checkpointer.js';
-import { openDatabase } from '../../src/node/open-database.js';
+import { startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = useTempDir();

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, onTestFailed, vi } from 'vitest';
 import { defineHandler } from '../../src/index.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { openNodeTarget } from '../helpers/node-target.js';
 import { FIXED_NOW_MS, signDelivery, TEST_SECRET, toRequest } from '../helpers/sign.js';

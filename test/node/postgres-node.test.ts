@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { openPostgres } from '../../src/node/postgres-database.js';
-import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { openPostgres } from '../../src/store/postgres/open-postgres.js';
+import { createPostgresStore } from '../../src/store/postgres/open-postgres.js';
 import { freePort } from '../helpers/free-port.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
 import { openDoor } from '../helpers/tcp-door.js';

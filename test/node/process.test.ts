@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { runCli, spawnServer } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';

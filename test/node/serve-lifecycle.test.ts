@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineHandler } from '../../src/index.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { spawnServer } from '../helpers/spawn-podhook.js';

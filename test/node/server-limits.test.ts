@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { useNodeServers } from '../helpers/serve-node.js';
 import { signDelivery, type SignedDelivery } from '../helpers/sign.js';
 import { useTempDir } from '../helpers/temp-dir.js';

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openPostgres, postgresMigrationsFolder } from '../../src/node/postgres-database.js';
-import { createPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { openPostgres } from '../../src/store/postgres/open-postgres.js';
+import { migrationsFolder } from '../../src/store/migrations-folder.js';
+import { createPostgresStore } from '../../src/store/postgres/open-postgres.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
 import { describeStoreContract, newDelivery } from './store-contract.js';
 
@@ -20,7 +21,7 @@ describe('postgres migrations', () => {
     const replicas = Array.from({ length: 5 }, () => openPostgres(url, { max: 2 }));
     try {
       await Promise.all(replicas.map((r) => r.migrate()));
-      const journal = JSON.parse(readFileSync(join(postgresMigrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+      const journal = JSON.parse(readFileSync(join(migrationsFolder('postgres'), 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
       const { rows } = await replicas[0]!.pool.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
       expect(rows[0]!.n).toBe(journal.entries.length);
       // A later start finds nothing to do.

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/node/open-database.js';
-import { createSqliteStore, openSqliteStore } from '../../src/node/sqlite-store.js';
+import { openDatabase } from '../../src/store/sqlite/open-database.js';
+import { createSqliteStore, openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { describeStoreContract, newDelivery } from './store-contract.js';
 import { statSync } from 'node:fs';

@@ -4,7 +4,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { defineHandler } from '../../src/core/events/define-handler.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { createD1Store } from '../../src/worker/d1-store.js';
+import { createD1Store } from '../../src/store/d1/d1-store.js';
 import { signDelivery, toRequest } from '../helpers/sign.js';
 import { emptyD1 } from './worker-target.js';
 

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { createD1Store } from '../../src/worker/d1-store.js';
+import { createD1Store } from '../../src/store/d1/d1-store.js';
 import { describeStoreContract, newDelivery } from '../store/store-contract.js';
 import { emptyD1 } from './worker-target.js';
 

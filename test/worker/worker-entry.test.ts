@@ -3,7 +3,7 @@ import { env, exports } from 'cloudflare:workers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineHandler } from '../../src/core/events/define-handler.js';
 import worker from './fixture-entry.js';
-import { createD1Store } from '../../src/worker/d1-store.js';
+import { createD1Store } from '../../src/store/d1/d1-store.js';
 import { newDelivery } from '../store/store-contract.js';
 import { signDelivery, toRequest } from '../helpers/sign.js';
 import { emptyD1, openWorkerTarget } from './worker-target.js';

@@ -5,7 +5,7 @@ import type { HandlerDefinition } from '../../src/core/events/define-handler.js'
 import type { PodhookApp } from '../../src/http/create-app.js';
 import { silentLogger, type Logger } from '../../src/core/observability/logger.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { createD1Store } from '../../src/worker/d1-store.js';
+import { createD1Store } from '../../src/store/d1/d1-store.js';
 import type { WorkerEnv } from '../../src/worker/worker-env.js';
 
 /** Empties podhook's tables (the schema and the migration ledger stay), so a test starts clean. */

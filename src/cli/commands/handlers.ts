@@ -3,7 +3,7 @@ import type { StoredSecret } from '../../core/delivery-store.js';
 import { coverageMismatch, handlerCoverage, subscribedTypes } from '../../core/events/handler-coverage.js';
 import { describeStore, parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
-import { openConfiguredStore } from '../../node/open-store.js';
+import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';

@@ -4,7 +4,7 @@ import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { readExportFile } from '../../node/read-export-file.js';
-import { openConfiguredStore } from '../../node/open-store.js';
+import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 
 /** Rows per transaction. */

@@ -9,7 +9,7 @@ import { followRemote } from '../../core/transfer/follow-remote.js';
 import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
-import { openConfiguredStore } from '../../node/open-store.js';
+import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';

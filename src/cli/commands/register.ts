@@ -10,7 +10,7 @@ import { EVENT_TYPES } from '../../core/events/event-types.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { describeStore, parseConfig } from '../../core/config.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
-import { openConfiguredStore, type OpenedStore } from '../../node/open-store.js';
+import { openConfiguredStore, type OpenedStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';

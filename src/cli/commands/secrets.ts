@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { secretFingerprint } from '../../admin/secret-fingerprint.js';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { parseConfig } from '../../core/config.js';
-import { openConfiguredStore } from '../../node/open-store.js';
+import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { formatTable } from '../format-table.js';
 

@@ -100,3 +100,23 @@ set status = excluded.status, attempts = excluded.attempts, last_error = exclude
 )
 select event_id from done`,
 };
+
+/**
+ * Deletes up to $2 processed or ignored deliveries received before $1, with their ledger rows, in
+ * one statement. SKIP LOCKED: replicas pruning at once take different rows instead of waiting on
+ * each other.
+ */
+export const PRUNE = {
+  name: 'podhook_prune',
+  text: `with victims as (
+  select event_id from deliveries
+  where received_at < $1 and status in ('processed', 'ignored')
+  order by received_at
+  limit $2
+  for update skip locked
+), runs as (
+  delete from handler_runs where event_id in (select event_id from victims)
+)
+delete from deliveries where event_id in (select event_id from victims)
+returning event_id`,
+};

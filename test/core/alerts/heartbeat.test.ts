@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHeartbeat } from '../../../src/core/alerts/heartbeat.js';
-import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 
 const MIN = 60_000;

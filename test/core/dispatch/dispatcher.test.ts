@@ -4,7 +4,7 @@ import type { DeliveryStore } from '../../../src/core/delivery-store.js';
 import { createDispatcher, type DispatcherOptions } from '../../../src/core/dispatch/dispatcher.js';
 import { createRouter, defineHandler, type HandlerDefinition } from '../../../src/index.js';
 import { createPodhookMetrics } from '../../../src/core/observability/podhook-metrics.js';
-import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 import { newDelivery } from '../../store/store-contract.js';

@@ -3,7 +3,7 @@ import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
 import { withHandOff } from '../../../src/core/dispatch/hand-off.js';
 import { createRouter, defineHandler } from '../../../src/index.js';
 import { silentLogger } from '../../../src/core/observability/logger.js';
-import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 import { newDelivery } from '../../store/store-contract.js';

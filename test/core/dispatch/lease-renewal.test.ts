@@ -3,7 +3,7 @@ import type { DeliveryStore } from '../../../src/core/delivery-store.js';
 import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
 import { createPodhookMetrics } from '../../../src/core/observability/podhook-metrics.js';
 import { createRouter, defineHandler } from '../../../src/index.js';
-import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 import { newDelivery } from '../../store/store-contract.js';

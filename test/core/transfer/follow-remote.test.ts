@@ -10,7 +10,7 @@ import { createExportClient, RemoteRefusedError, RemoteUnauthorizedError, Remote
 import { followRemote, type FollowRemoteOptions } from '../../../src/core/transfer/follow-remote.js';
 import { createImporter } from '../../../src/core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../../src/node/node-crypto.js';
-import { openSqliteStore } from '../../../src/node/sqlite-store.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { useTempDir } from '../../helpers/temp-dir.js';
 
 const TOKEN = 'adm_follow_0123456789abcdef0123456789abcd';

@@ -1,6 +1,6 @@
 import { closeSync, fstat, fstatSync, openSync, stat, type Stats } from 'node:fs';
-import { UnavailableError } from '../core/errors.js';
-import type { Logger } from '../core/observability/logger.js';
+import { UnavailableError } from '../../core/errors.js';
+import type { Logger } from '../../core/observability/logger.js';
 
 export interface StoreHealthOptions {
   /** The SQLite file (its `-wal` is watched too). */

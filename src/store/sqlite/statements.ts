@@ -1,13 +1,13 @@
 import { and, asc, eq, inArray, isNull, lt, lte, or, sql, type Placeholder } from 'drizzle-orm';
-import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import type { ClaimResult, Delivery, DispatchOutcome, HandlerRun, NewDelivery, QuarantineResult } from '../core/delivery-store.js';
+import type { ClaimResult } from '../../core/delivery.js';
+import type { ClaimParams, HandlerRunParams, OutcomeParams } from '../row-mapping.js';
+import type { QueryDatabase } from '../store-backend.js';
 import * as schema from './schema.js';
 
 const { deliveries, handlerRuns } = schema;
 
 /** Any drizzle SQLite database over this schema: better-sqlite3 (sync) or D1 (async). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnySqliteDatabase = BaseSQLiteDatabase<'sync' | 'async', any, typeof schema>;
+export type AnySqliteDatabase = QueryDatabase;
 
 /**
  * The hot statements, each defined once as a drizzle query over parameters that are either
@@ -16,22 +16,6 @@ export type AnySqliteDatabase = BaseSQLiteDatabase<'sync' | 'async', any, typeof
  */
 export type Param<T> = T | Placeholder;
 type Params<T> = { [K in keyof T]: Param<T[K]> };
-
-export interface ClaimParams {
-  eventId: string;
-  eventType: string;
-  signatureT: number;
-  contentDigest: Uint8Array;
-  body: Uint8Array;
-  headers: string;
-  receivedAt: number;
-  status: NewDelivery['status'];
-  lastError: string | null;
-  nextAttemptAt: number | null;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  claimId: string | null;
-}
 
 /**
  * The two statements of one claim, run atomically:
@@ -67,24 +51,6 @@ export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
     .onConflictDoNothing()
     .returning({ eventId: deliveries.eventId });
   return { bump, insert };
-}
-
-export function claimParams(d: NewDelivery): ClaimParams {
-  return {
-    eventId: d.eventId,
-    eventType: d.eventType,
-    signatureT: d.signatureT,
-    contentDigest: d.contentDigest,
-    body: d.body,
-    headers: JSON.stringify(d.headers),
-    receivedAt: d.receivedAt,
-    status: d.status,
-    lastError: d.lastError,
-    nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
-    leaseOwner: d.lease?.owner ?? null,
-    leaseUntil: d.lease?.until ?? null,
-    claimId: d.lease?.claimId ?? null,
-  };
 }
 
 /** Extends one lease while its claim still holds the row (see `DeliveryStore.renewLeases`). */
@@ -134,8 +100,6 @@ export function leaseStatement(db: AnySqliteDatabase, p: Params<LeaseParams>) {
     .returning();
 }
 
-export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null; claimId: string };
-
 /**
  * Writes one ledger run of an outcome, only while the outcome's claim still holds the delivery
  * (run before the outcome statement, which releases the claim): a stale claim writes no run.
@@ -172,17 +136,6 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
     .returning({ eventId: handlerRuns.eventId });
 }
 
-export interface OutcomeParams {
-  eventId: string;
-  claimId: string;
-  status: DispatchOutcome['status'];
-  attempts: number;
-  lastError: string | null;
-  nextAttemptAt: number | null;
-  processedAt: number | null;
-  durationMs: number | null;
-}
-
 /** Records an outcome and releases the lease, only while its claim still holds it. */
 export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>) {
   return db
@@ -201,106 +154,6 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
     .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId)))
     .returning({ eventId: deliveries.eventId });
 }
-
-export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; runs: HandlerRunParams[] } {
-  return {
-    outcome: {
-      eventId: o.eventId,
-      claimId: o.claimId ?? o.owner,
-      status: o.status,
-      attempts: o.attempts,
-      lastError: o.lastError,
-      nextAttemptAt: o.nextAttemptAt,
-      processedAt: o.status === 'processed' ? o.now : null,
-      durationMs: o.durationMs ?? null,
-    },
-    runs: o.runs.map((r) => ({
-      eventId: r.eventId,
-      handler: r.handler,
-      status: r.status,
-      attempts: r.attempts,
-      lastError: r.lastError,
-      updatedAt: o.now,
-      durationMs: r.durationMs ?? null,
-      claimId: o.claimId ?? o.owner,
-    })),
-  };
-}
-
-export type DeliveryRow = typeof deliveries.$inferSelect;
-
-export function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    eventId: row.eventId,
-    eventType: row.eventType,
-    signatureT: row.signatureT,
-    body: row.body,
-    headers: JSON.parse(row.headers) as Record<string, string>,
-    receivedAt: row.receivedAt,
-    lastReceivedAt: row.lastReceivedAt,
-    deliveryCount: row.deliveryCount,
-    status: row.status,
-    attempts: row.attempts,
-    lastError: row.lastError,
-    nextAttemptAt: row.nextAttemptAt,
-    processedAt: row.processedAt,
-    ...(row.durationMs === null ? {} : { durationMs: row.durationMs }),
-    conflictWith: row.conflictWith,
-  };
-}
-
-/** The last error a quarantined row carries: why it is not dispatched. */
-export const QUARANTINED_ERROR = 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)';
-
-/**
- * The statements of one quarantine, run atomically in this order (a D1 batch cannot branch):
- * - `stored`: the delivery it conflicts with (the id, or the signed content under another id);
- * - `bump`: a copy already quarantined under the alternate id counts one more delivery;
- * - `insert`: a new quarantined row, under the sent id when it is free, else the alternate id.
- */
-export function quarantineStatements(db: AnySqliteDatabase, d: NewDelivery, alternateId: string) {
-  const p = claimParams(d);
-  const byId = sql`(select ${deliveries.eventId} from ${deliveries} where ${deliveries.eventId} = ${p.eventId})`;
-  const byContent = sql`(select ${deliveries.eventId} from ${deliveries} where ${deliveries.signatureT} = ${p.signatureT} and ${deliveries.contentDigest} = ${p.contentDigest} and ${deliveries.conflictWith} is null)`;
-  const stored = db
-    .select({ eventId: deliveries.eventId, eventType: deliveries.eventType })
-    .from(deliveries)
-    .where(sql`${deliveries.eventId} = coalesce(${byId}, ${byContent})`);
-  const bump = db
-    .update(deliveries)
-    .set({ deliveryCount: sql`${deliveries.deliveryCount} + 1`, lastReceivedAt: p.receivedAt })
-    .where(and(eq(deliveries.eventId, alternateId), eq(deliveries.eventType, p.eventType)))
-    .returning({ deliveryCount: deliveries.deliveryCount });
-  const insert = db
-    .insert(deliveries)
-    .values({
-      ...p,
-      eventId: sql`case when exists ${byId} then ${alternateId} else ${p.eventId} end`,
-      lastReceivedAt: p.receivedAt,
-      status: 'quarantined',
-      lastError: QUARANTINED_ERROR,
-      nextAttemptAt: null,
-      leaseOwner: null,
-      leaseUntil: null,
-      conflictWith: sql`coalesce(${byId}, ${byContent})`,
-    })
-    .onConflictDoNothing()
-    .returning({ eventId: deliveries.eventId });
-  return { stored, bump, insert };
-}
-
-export function toQuarantineResult(
-  stored: readonly { eventId: string; eventType: string }[],
-  bumped: readonly { deliveryCount: number }[],
-  inserted: readonly { eventId: string }[],
-): QuarantineResult {
-  if (bumped.length > 0) return { outcome: 'duplicate', deliveryCount: bumped[0]!.deliveryCount };
-  if (inserted.length > 0) return { outcome: 'quarantined', eventId: inserted[0]!.eventId, conflictWith: stored[0] ?? null };
-  return { outcome: 'conflict' };
-}
-
-/** D1 refuses statements with more than 100 bound parameters: lists of ids go in chunks of this. */
-export const MAX_IDS_PER_QUERY = 90;
 
 /** Placeholders named after the keys of a params object. */
 export function placeholders<T extends object>(keys: readonly (keyof T & string)[]): Params<T> {

@@ -1,29 +1,24 @@
 import { and, desc, eq, gte, isNotNull, sql } from 'drizzle-orm';
 import type { DeliveryStats, DeliveryStore, RequeueOptions } from '../core/delivery-store.js';
 import type { DeliveryStatus } from '../core/delivery.js';
-import * as schema from './schema.js';
-import type { AnySqliteDatabase } from './statements.js';
-import type { StoreDriver } from './store-driver.js';
+import type { StoreBackend } from './store-backend.js';
 
-const { deliveries, handlerRuns } = schema;
 const HOUR_MS = 3_600_000;
 
 /**
  * The store methods of the admin API and inspector: requeue for a replay by the dispatcher, and
- * the counts behind the stats and chart. Same drizzle queries on both drivers; none of them is
- * on the ingest or dispatch path.
+ * the counts behind the stats and chart. The same queries on every backend (counts may come back
+ * as int8 text on PostgreSQL, hence `toDeliveryStats`); none of them is on the ingest or dispatch path.
  */
-export function deliveryAdminMethods(
-  db: AnySqliteDatabase,
-  { atomic }: Pick<StoreDriver, 'atomic'>,
-): Pick<DeliveryStore, 'requeue' | 'deliveryStats'> {
+export function adminMethods({ db, tables, atomic }: StoreBackend): Pick<DeliveryStore, 'requeue' | 'deliveryStats'> {
+  const { deliveries, handlerRuns } = tables;
   return {
     async requeue({ owner, now, deliveries: requests }: RequeueOptions) {
       if (requests.length === 0) return 0;
-      const results = await atomic(
+      const results = await atomic((tx) =>
         requests.flatMap((r) => [
           ...r.runs.map((run) =>
-            db
+            tx
               .insert(handlerRuns)
               .values({ eventId: r.eventId, handler: run.handler, status: run.status, attempts: run.attempts, updatedAt: now })
               // The last error and duration stay on view until the handler runs again.
@@ -33,7 +28,7 @@ export function deliveryAdminMethods(
               })
               .returning({ eventId: handlerRuns.eventId }),
           ),
-          db
+          tx
             .update(deliveries)
             .set({ status: 'queued', nextAttemptAt: now, leaseOwner: null, leaseUntil: null, claimId: null })
             .where(and(eq(deliveries.eventId, r.eventId), eq(deliveries.leaseOwner, owner)))
@@ -50,7 +45,8 @@ export function deliveryAdminMethods(
     },
 
     async deliveryStats({ since, maxSamples }): Promise<DeliveryStats> {
-      // Inlined: better-sqlite3 binds numbers as REAL, which would make this division fractional.
+      // Inlined: better-sqlite3 binds numbers as REAL, which would make this division fractional;
+      // integer division truncates in both dialects.
       const hour = sql<number>`(${deliveries.receivedAt} / ${sql.raw(String(HOUR_MS))}) * ${sql.raw(String(HOUR_MS))}`;
       const hourly = await db
         .select({ hour, status: deliveries.status, count: sql<number>`count(*)` })

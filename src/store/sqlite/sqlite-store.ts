@@ -1,13 +1,15 @@
-import type { DeliveryStore } from '../core/delivery-store.js';
-import { createDrizzleStore, createSyncDriver, type SyncDriverOptions } from '../store/drizzle-store.js';
+import type { DeliveryStore } from '../../core/delivery-store.js';
+import { createStore } from '../create-store.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from './open-database.js';
+import { sqliteBackend } from './sqlite-backend.js';
+import { createSyncDriver, type SyncDriverOptions } from './sync-driver.js';
 
 /**
  * The store over an opened better-sqlite3 database. The server passes `{ schedule: setImmediate }`
- * for group commit; one-shot tools commit each write at once.
+ * for group commit (sqlite-server-store.ts); one-shot tools commit each write at once.
  */
 export function createSqliteStore(database: OpenedDatabase, options: SyncDriverOptions = {}): DeliveryStore {
-  return createDrizzleStore(database.db, createSyncDriver(database.db, options));
+  return createStore(sqliteBackend(database.db, createSyncDriver(database.db, options)));
 }
 
 /** Opens the SQLite file (migrations applied) and its store; `close()` closes the file. */

@@ -1,22 +1,17 @@
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type Database from 'better-sqlite3';
-import { createBatcher } from '../core/batcher.js';
+import { createBatcher } from '../../core/batcher.js';
+import { claimParams, outcomeParams, type ClaimParams, type DeliveryRow, type HandlerRunParams, type OutcomeParams } from '../row-mapping.js';
 import * as schema from './schema.js';
 import {
-  claimParams,
   claimStatements,
   handlerRunStatement,
   leaseStatement,
-  outcomeParams,
   outcomeStatement,
   placeholders,
   toClaimResult,
   type AnySqliteDatabase,
-  type ClaimParams,
-  type DeliveryRow,
-  type HandlerRunParams,
   type LeaseParams,
-  type OutcomeParams,
 } from './statements.js';
 import { prepareRaw } from './raw-statement.js';
 import type { StoreDriver } from './store-driver.js';

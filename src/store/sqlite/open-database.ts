@@ -3,9 +3,9 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ConfigError } from '../core/errors.js';
-import * as schema from '../store/schema.js';
-import { migrationsFolder } from './package-root.js';
+import { ConfigError } from '../../core/errors.js';
+import * as schema from './schema.js';
+import { migrationsFolder } from '../migrations-folder.js';
 
 export interface OpenDatabaseOptions {
   /** How long a write waits for another process's lock before failing (then ingest answers 503). */
@@ -44,7 +44,7 @@ export function openDatabase(path: string, { busyTimeoutMs = 2000, migrate: runM
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   const db = drizzle(sqlite, { schema });
-  if (runMigrations) migrate(db, { migrationsFolder: migrationsFolder() });
+  if (runMigrations) migrate(db, { migrationsFolder: migrationsFolder('sqlite') });
   return {
     sqlite,
     db,

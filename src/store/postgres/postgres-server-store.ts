@@ -1,42 +1,30 @@
-import { describeStore } from '../core/config.js';
-import type { DeliveryStore } from '../core/delivery-store.js';
-import { UnavailableError } from '../core/errors.js';
-import type { Logger } from '../core/observability/logger.js';
-import { createPostgresStore } from '../store/postgres/postgres-store.js';
-import { scrubPassword } from './open-store.js';
-import { openPostgres } from './postgres-database.js';
-import { startWorkListener } from '../store/postgres/work-listener.js';
 import pg from 'pg';
+import { describeStore } from '../../core/config.js';
+import type { DeliveryStore } from '../../core/delivery-store.js';
+import { UnavailableError } from '../../core/errors.js';
+import type { ServerStore, ServerStoreOptions } from '../server-store.js';
+import { createPostgresStore, openPostgres, scrubPassword } from './open-postgres.js';
+import { startWorkListener } from './work-listener.js';
 
-export interface PostgresBackendOptions {
-  url: string;
-  logger: Logger;
-  /** Group commit scheduler for claims (the server passes `setImmediate`). */
-  schedule?: (flush: () => void) => void;
+export interface PostgresServerStoreOptions extends ServerStoreOptions {
   /** Backoff between attempts to reach and migrate the database: doubling from `firstRetryMs` up to `maxRetryMs`. */
   firstRetryMs?: number;
   maxRetryMs?: number;
-  /** Called when another replica (or this one) commits new work no dispatcher holds (LISTEN/NOTIFY). */
-  onWork?: () => void;
-}
-
-export interface PostgresBackend {
-  /** Every method rejects with a 503 error until the database is reached and migrated. */
-  store: DeliveryStore;
-  /** Resolves once the database is reached and migrated (never rejects; stops trying on close). */
-  ready: Promise<void>;
-  close(): Promise<void>;
 }
 
 /**
- * The server's PostgreSQL store: it starts answering at once and keeps trying to reach the
- * database (and migrate it, under the advisory lock) with backoff. Until then /readyz and ingest
- * answer 503, so nothing is acknowledged that is not committed.
+ * The Node server's PostgreSQL store: it answers at once and keeps trying to reach the database
+ * (and migrate it, under the advisory lock) with backoff. Until then every store method rejects
+ * with a 503 error, so /readyz and ingest answer 503 and nothing is acknowledged that is not
+ * committed. Once reached, it LISTENs for work other replicas commit (`onWork`).
  */
-export function startPostgresBackend({ url, logger, schedule, firstRetryMs = 250, maxRetryMs = 5000, onWork }: PostgresBackendOptions): PostgresBackend {
+export function openPostgresServerStore(
+  url: string,
+  { logger, onWork, firstRetryMs = 250, maxRetryMs = 5000 }: PostgresServerStoreOptions,
+): ServerStore {
   const scrub = (error: unknown) => scrubPassword((error as Error).message ?? String(error), url);
   const opened = openPostgres(url, { onError: (error) => logger.warn({ err: scrub(error) }, 'PostgreSQL connection lost') });
-  const inner = createPostgresStore(opened.db, { schedule });
+  const inner = createPostgresStore(opened.db, { schedule: setImmediate });
   const { database } = describeStore({ databaseUrl: url, databasePath: '' });
   let reached = false;
   let listener: { stop(): Promise<void> } | undefined;
@@ -76,6 +64,10 @@ export function startPostgresBackend({ url, logger, schedule, firstRetryMs = 250
   return {
     store,
     ready,
+    assertUsable() {},
+    health: () => 'ok',
+    checkpointProgress: () => undefined,
+    start() {},
     async close() {
       stopped = true;
       wakeSleep?.();

@@ -1,0 +1,185 @@
+import { createAlerter, type Alerter, type AlerterOptions } from '../core/alerts/alerter.js';
+import { combineObservers } from '../core/alerts/combine-observers.js';
+import { createHeartbeat, type Heartbeat } from '../core/alerts/heartbeat.js';
+import { createFetchPost } from '../core/alerts/post-alert.js';
+import type { Clock } from '../core/clock.js';
+import { dispatchTuning, type Config } from '../core/config.js';
+import type { DeliveryStore } from '../core/delivery-store.js';
+import type { NewDelivery } from '../core/delivery.js';
+import { createDispatcher, type DispatchObserver, type Dispatcher } from '../core/dispatch/dispatcher.js';
+import { withHandOff } from '../core/dispatch/hand-off.js';
+import { pruneExpired } from '../core/dispatch/retention.js';
+import { createRouter, type Router } from '../core/dispatch/router.js';
+import type { HandlerDefinition } from '../core/events/define-handler.js';
+import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
+import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
+import type { Logger } from '../core/observability/logger.js';
+import type { SecretSource } from '../core/signing/secret-source.js';
+import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
+import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
+import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
+import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
+import { createReadiness } from '../http/readiness.js';
+
+/** The options every runtime takes from its caller (the serve command, the Worker entry, tests). */
+export interface RuntimeOptions {
+  /** The handler modules (handlers/index.ts, or a fixture registry). */
+  handlers?: readonly HandlerDefinition[];
+  clock?: Clock;
+  /** Jitter source for retries (tests pin it). */
+  random?: () => number;
+  /** Observes each delivery quarantined as a conflict (besides its alert). */
+  onConflict?: (conflict: DeliveryConflict) => void;
+  /** The team's middleware and routes (src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
+  /** Admin options beyond the token (the Worker's export settling; tests shorten delays). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
+}
+
+/** What a runtime hands the wiring: its store, crypto, secrets and the few choices that are its own. */
+export interface ReceiverParts {
+  config: Config;
+  store: DeliveryStore;
+  logger: Logger;
+  clock: Clock;
+  handlers: readonly HandlerDefinition[];
+  crypto: SignatureCrypto;
+  secrets: SecretSource;
+  /** This process's dispatcher lease owner. */
+  owner: string;
+  /** Jitter source for retries (tests pin it). */
+  random?: () => number;
+  /** The runtime's part of alerting: how a send waits between tries, outlives the request, and what it remembers. */
+  alerting?: Pick<AlerterOptions, 'sleep' | 'defer' | 'memory'>;
+  /** Observes dispatch beside the alerts (Node's metrics). */
+  observer?: DispatchObserver;
+  /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
+  schedule?: (flush: () => void) => void;
+  /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
+  deferAdoption: (adopt: () => void) => void;
+  /** Asks for a drain after a replay (default: the dispatcher's wake). */
+  drainSoon?: (dispatcher: Dispatcher) => void;
+  /** Throws a 503 error when the store cannot take a delivery now (Node's store health). */
+  assertUsable?: () => void;
+  /** `/readyz`'s store check beyond a ping. */
+  storeHealth?: () => 'ok' | string;
+  /** Observes each ingest answer (Node's metrics). */
+  onOutcome?: (outcome: IngestOutcome) => void;
+  /** Observes each delivery quarantined as a conflict (besides its alert). */
+  onConflict?: (conflict: DeliveryConflict) => void;
+  /** How the ingest route reads its request (Node reads its own request object). */
+  ingestSource?: AppOptions['ingestSource'];
+  /** The team's middleware and routes (src/app.ts's `customizeApp`). */
+  customize?: (app: PodhookApp) => void;
+  /** Routes of the runtime's own (Node's `/metrics`). */
+  extend?: (app: PodhookApp) => void;
+  /** Admin options beyond what the wiring knows (the Worker's export settling; tests shorten delays). */
+  admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
+}
+
+/** The receiver, wired: what each runtime serves and runs in the background. */
+export interface WiredReceiver {
+  app: PodhookApp;
+  /** What the app's ingest route calls, as a plain function. */
+  ingest: IngestHandler;
+  router: Router;
+  dispatcher: Dispatcher;
+  alerts: Alerter;
+  heartbeat: Heartbeat;
+  /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */
+  prune(pause?: () => Promise<void>): Promise<number>;
+}
+
+/**
+ * The steps every runtime shares, in one place: alerts and the heartbeat, the router and the
+ * dispatcher, the ingest pipeline with its hand-off to the dispatcher, and the Hono app with
+ * readiness and the admin API. Node builds it once; the Worker per request.
+ */
+export function wireReceiver(parts: ReceiverParts): WiredReceiver {
+  const { config, store, logger, clock, secrets } = parts;
+  const alerts = createAlerter({
+    post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
+    logger,
+    clock,
+    minIntervalMs: config.alerts.minIntervalMinutes * 60_000,
+    secrets: config.secrets,
+    ...parts.alerting,
+  });
+  const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
+
+  const router = createRouter(parts.handlers);
+  const dispatcher = createDispatcher({
+    store,
+    router,
+    logger,
+    clock,
+    owner: parts.owner,
+    ...dispatchTuning(config),
+    random: parts.random,
+    observer: parts.observer ? combineObservers(parts.observer, alerts.observer) : alerts.observer,
+    schedule: parts.schedule,
+  });
+
+  const { assertUsable } = parts;
+  const claimOne = async (delivery: NewDelivery) => {
+    assertUsable?.();
+    return (await store.claim([delivery]))[0]!;
+  };
+  const receive = createReceiver({
+    crypto: parts.crypto,
+    clock,
+    secrets,
+    claim: config.dispatch.enabled ? withHandOff(claimOne, dispatcher, parts.deferAdoption) : claimOne,
+    quarantine: (delivery, alternateId) => store.quarantine(delivery, alternateId),
+    onConflict: (conflict) => {
+      parts.onConflict?.(conflict);
+      // Named by the id it is stored under: what an operator looks up before replaying it.
+      void alerts.conflict([{ eventId: conflict.storedAs, eventType: conflict.eventType }]);
+    },
+  });
+  const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: parts.onOutcome });
+
+  const { adminToken } = config;
+  const drainSoon = parts.drainSoon ?? ((d: Dispatcher) => d.wake());
+  const app = createApp({
+    ingest,
+    logger,
+    webhookPath: config.webhookPath,
+    ingestSource: parts.ingestSource,
+    customize: parts.customize,
+    extend: parts.extend,
+    readiness: createReadiness({ store, secrets, storeHealth: parts.storeHealth }),
+    admin:
+      adminToken === null
+        ? undefined
+        : () =>
+            createAdmin({
+              token: adminToken,
+              store,
+              router,
+              logger,
+              clock,
+              wake: () => drainSoon(dispatcher),
+              lastDowntime: () => heartbeat.lastDowntime(),
+              ...parts.admin,
+            }),
+  });
+
+  return {
+    app,
+    ingest,
+    router,
+    dispatcher,
+    alerts,
+    heartbeat,
+    async prune(pause) {
+      const before = clock() - config.retentionDays * 86_400_000;
+      const started = Date.now();
+      const removed = await pruneExpired({ store, before, pause });
+      if (removed > 0) {
+        logger.info({ removed, retention_days: config.retentionDays, duration_ms: Date.now() - started }, 'pruned old deliveries');
+      }
+      return removed;
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { DeliveryStore } from '../core/delivery-store.js';
+import { adminMethods } from './admin-methods.js';
+import { deliveryReads } from './delivery-reads.js';
+import { heartbeatMethods } from './heartbeat-methods.js';
+import { listenCursorMethods } from './listen-cursor-methods.js';
+import { quarantineMethod } from './quarantine-method.js';
+import { secretMethods } from './secret-methods.js';
+import type { StoreBackend } from './store-backend.js';
+import { transferMethods } from './transfer-methods.js';
+
+/**
+ * The one store: the methods written once for every backend, and the backend's own SQL for the
+ * hot path (claim, lease, renew, outcome), prune and ping.
+ */
+export function createStore(backend: StoreBackend): DeliveryStore {
+  const { claim, leaseDue, renewLeases, completeDispatch, prune, ping } = backend;
+  return {
+    claim,
+    leaseDue,
+    renewLeases,
+    completeDispatch,
+    prune,
+    ping,
+    ...quarantineMethod(backend),
+    ...deliveryReads(backend),
+    ...secretMethods(backend),
+    ...transferMethods(backend),
+    ...adminMethods(backend),
+    ...heartbeatMethods(backend),
+    ...listenCursorMethods(backend),
+  };
+}

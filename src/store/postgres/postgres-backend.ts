@@ -1,0 +1,134 @@
+import { sql } from 'drizzle-orm';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import { createBatcher } from '../../core/batcher.js';
+import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
+import { outcomeParams, toDelivery, type DeliveryRow } from '../row-mapping.js';
+import type { QueryDatabase, StoreBackend } from '../store-backend.js';
+import { claimRows } from './claim-rows.js';
+import { COMPLETE_DISPATCH, LEASE_DUE, PRUNE, RENEW_LEASES } from './hot-statements.js';
+import * as schema from './schema.js';
+
+export type PostgresDatabase = NodePgDatabase & { $client: pg.Pool };
+
+export interface PostgresBackendOptions {
+  /**
+   * Group commit: claims waiting at the flush share one multi-row insert. Node passes
+   * `setImmediate`; without it each claim is its own statement (the CLI tools).
+   */
+  schedule?: (flush: () => void) => void;
+}
+
+/**
+ * Claim batches a replica may have at the server at once: with one, a replica sat idle while its
+ * batch's round trip and commit were under way; a second keeps it reading requests meanwhile.
+ */
+const CLAIMS_IN_FLIGHT = 2;
+
+/** A raw `deliveries` row (snake_case, as `returning *` gives it) as the schema's row. */
+function fromRaw(r: Record<string, unknown>): DeliveryRow {
+  const n = (v: unknown) => (v === null ? null : Number(v));
+  const b = (v: unknown) => new Uint8Array((v as Buffer).buffer, (v as Buffer).byteOffset, (v as Buffer).byteLength);
+  return {
+    eventId: r.event_id as string,
+    eventType: r.event_type as string,
+    signatureT: Number(r.signature_t),
+    contentDigest: b(r.content_digest),
+    body: b(r.body),
+    headers: r.headers as string,
+    receivedAt: Number(r.received_at),
+    lastReceivedAt: Number(r.last_received_at),
+    deliveryCount: Number(r.delivery_count),
+    status: r.status as DeliveryRow['status'],
+    attempts: Number(r.attempts),
+    lastError: r.last_error as string | null,
+    nextAttemptAt: n(r.next_attempt_at),
+    leaseOwner: r.lease_owner as string | null,
+    leaseUntil: n(r.lease_until),
+    claimId: r.claim_id as string | null,
+    processedAt: n(r.processed_at),
+    durationMs: n(r.duration_ms),
+    conflictWith: r.conflict_with as string | null,
+  };
+}
+
+/**
+ * PostgreSQL's backend through node-postgres: the hot path and prune as fixed SQL with array
+ * parameters (hot-statements.ts, one round trip per batch); the shared methods build on drizzle.
+ */
+export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBackendOptions = {}): StoreBackend {
+  const pool = pgDb.$client;
+  // The shared methods' view of this database (see QueryDatabase): PostgreSQL's tables mirror SQLite's.
+  const db = pgDb as unknown as QueryDatabase;
+  const claim = schedule
+    ? (() => {
+        const submit = createBatcher<readonly NewDelivery[], ClaimResult[]>({
+          execute: async (batches) => {
+            const flat = await claimRows(pool, batches.flat());
+            let at = 0;
+            return batches.map((b) => flat.slice(at, (at += b.length)));
+          },
+          schedule,
+          // The commit happens on the server: while one batch waits on it, the next can go.
+          maxInFlight: CLAIMS_IN_FLIGHT,
+        });
+        return (batch: readonly NewDelivery[]) => submit(batch);
+      })()
+    : (batch: readonly NewDelivery[]) => claimRows(pool, batch);
+
+  return {
+    db,
+    tables: schema,
+    // One transaction; each statement is built on it, so it runs on the transaction's connection.
+    atomic: (build) =>
+      pgDb.transaction(async (tx) => {
+        const results: unknown[][] = [];
+        for (const query of build(tx as unknown as QueryDatabase)) results.push((await (query as unknown as Promise<unknown[]>)));
+        return results;
+      }),
+    // Byte order on ids, as SQLite compares them, whatever the database's collation.
+    byteOrder: (id) => sql`${id} collate "C"`,
+    claim,
+    async leaseDue({ owner, claimId, now, leaseMs, limit }) {
+      const { rows } = await pool.query({ ...LEASE_DUE, values: [owner, now + leaseMs, now, limit, claimId ?? owner] });
+      return rows.map((r) => toDelivery(fromRaw(r))).sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+    },
+    async completeDispatch(outcomes) {
+      if (outcomes.length === 0) return [];
+      const all = outcomes.map(outcomeParams);
+      const o = all.map((x) => x.outcome);
+      // One ledger row per (event, handler): the last outcome of a batch wins, its failures add up, as in sequence.
+      const byRun = new Map<string, (typeof all)[number]['runs'][number] & { failures: number }>();
+      for (const r of all.flatMap((x) => x.runs)) {
+        const key = `${r.eventId}\u0000${r.handler}`;
+        byRun.set(key, { ...r, failures: (byRun.get(key)?.failures ?? 0) + (r.status === 'failed' ? 1 : 0) });
+      }
+      const runs = [...byRun.values()];
+      const { rows } = await pool.query<{ event_id: string }>({
+        ...COMPLETE_DISPATCH,
+        values: [
+          o.map((x) => x.eventId), o.map((x) => x.claimId), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
+          o.map((x) => x.nextAttemptAt), o.map((x) => x.processedAt), o.map((x) => x.durationMs),
+          runs.map((r) => r.eventId), runs.map((r) => r.handler), runs.map((r) => r.status), runs.map((r) => r.attempts),
+          runs.map((r) => r.lastError), runs.map((r) => r.updatedAt), runs.map((r) => r.durationMs), runs.map((r) => r.failures),
+        ],
+      });
+      return rows.map((r) => r.event_id);
+    },
+    async renewLeases({ leases, until }) {
+      if (leases.length === 0) return [];
+      const { rows } = await pool.query<{ event_id: string }>({
+        ...RENEW_LEASES,
+        values: [until, leases.map((l) => l.eventId), leases.map((l) => l.claimId)],
+      });
+      return rows.map((r) => r.event_id);
+    },
+    async prune({ before, limit }) {
+      const { rows } = await pool.query<{ event_id: string }>({ ...PRUNE, values: [before, limit] });
+      return rows.length;
+    },
+    async ping() {
+      await pool.query('select 1');
+    },
+  };
+}

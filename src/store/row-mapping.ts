@@ -1,0 +1,186 @@
+import { and, eq, gte, or, type Column, type SQL } from 'drizzle-orm';
+import type { HeartbeatRecord } from '../core/alerts/heartbeat-store.js';
+import type { Downtime } from '../core/alerts/retry-ladder.js';
+import type { DispatchOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
+import type { Delivery, NewDelivery, QuarantineResult } from '../core/delivery.js';
+import type { Tables } from './store-backend.js';
+
+/**
+ * How rows are written and read, the same in every dialect (the SQLite and PostgreSQL schemas
+ * have the same columns under the same names): one place for every backend.
+ */
+
+/** A `deliveries` row as drizzle reads it (the same shape in both dialects). */
+export type DeliveryRow = Tables['deliveries']['$inferSelect'];
+
+/** The columns a claim writes. */
+export interface ClaimParams {
+  eventId: string;
+  eventType: string;
+  signatureT: number;
+  contentDigest: Uint8Array;
+  body: Uint8Array;
+  headers: string;
+  receivedAt: number;
+  status: NewDelivery['status'];
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  claimId: string | null;
+}
+
+export function claimParams(d: NewDelivery): ClaimParams {
+  return {
+    eventId: d.eventId,
+    eventType: d.eventType,
+    signatureT: d.signatureT,
+    contentDigest: d.contentDigest,
+    body: d.body,
+    headers: JSON.stringify(d.headers),
+    receivedAt: d.receivedAt,
+    status: d.status,
+    lastError: d.lastError,
+    nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
+    leaseOwner: d.lease?.owner ?? null,
+    leaseUntil: d.lease?.until ?? null,
+    claimId: d.lease?.claimId ?? null,
+  };
+}
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    eventId: row.eventId,
+    eventType: row.eventType,
+    signatureT: row.signatureT,
+    body: row.body,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    receivedAt: row.receivedAt,
+    lastReceivedAt: row.lastReceivedAt,
+    deliveryCount: row.deliveryCount,
+    status: row.status,
+    attempts: row.attempts,
+    lastError: row.lastError,
+    nextAttemptAt: row.nextAttemptAt,
+    processedAt: row.processedAt,
+    ...(row.durationMs === null ? {} : { durationMs: row.durationMs }),
+    conflictWith: row.conflictWith,
+  };
+}
+
+/** The columns an outcome writes to its delivery. */
+export interface OutcomeParams {
+  eventId: string;
+  claimId: string;
+  status: DispatchOutcome['status'];
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  processedAt: number | null;
+  durationMs: number | null;
+}
+
+/** The columns an outcome writes to the ledger, one row per handler run. */
+export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null; claimId: string };
+
+export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; runs: HandlerRunParams[] } {
+  return {
+    outcome: {
+      eventId: o.eventId,
+      claimId: o.claimId ?? o.owner,
+      status: o.status,
+      attempts: o.attempts,
+      lastError: o.lastError,
+      nextAttemptAt: o.nextAttemptAt,
+      processedAt: o.status === 'processed' ? o.now : null,
+      durationMs: o.durationMs ?? null,
+    },
+    runs: o.runs.map((r) => ({
+      eventId: r.eventId,
+      handler: r.handler,
+      status: r.status,
+      attempts: r.attempts,
+      lastError: r.lastError,
+      updatedAt: o.now,
+      durationMs: r.durationMs ?? null,
+      claimId: o.claimId ?? o.owner,
+    })),
+  };
+}
+
+/** The last error a quarantined row carries: why it is not dispatched. */
+export const QUARANTINED_ERROR = 'conflict: the same signed content or event id is stored as another delivery (see conflict_with)';
+
+/** A quarantine's answer from its three statements' rows (see each dialect's quarantine). */
+export function toQuarantineResult(
+  stored: readonly { eventId: string; eventType: string }[],
+  bumped: readonly { deliveryCount: number }[],
+  inserted: readonly { eventId: string }[],
+): QuarantineResult {
+  if (bumped.length > 0) return { outcome: 'duplicate', deliveryCount: Number(bumped[0]!.deliveryCount) };
+  if (inserted.length > 0) return { outcome: 'quarantined', eventId: inserted[0]!.eventId, conflictWith: stored[0] ?? null };
+  return { outcome: 'conflict' };
+}
+
+export const secretRow = (s: StoredSecret) => ({
+  id: s.id,
+  webhookId: s.webhookId,
+  url: s.url,
+  eventTypes: s.eventTypes ? JSON.stringify(s.eventTypes) : null,
+  secret: s.secret,
+  fingerprint: s.fingerprint,
+  createdAt: s.createdAt,
+});
+
+export const fromSecretRow = (r: ReturnType<typeof secretRow>): StoredSecret => ({
+  ...r,
+  eventTypes: r.eventTypes ? (JSON.parse(r.eventTypes) as string[]) : null,
+});
+
+/** An exported delivery's columns: those of a claim, stored the same way, then what an import keeps beyond them. */
+export const importedRow = (d: ImportedDelivery) => ({
+  ...claimParams({ ...d, status: 'queued' }),
+  status: d.status,
+  lastReceivedAt: d.lastReceivedAt,
+  deliveryCount: d.deliveryCount,
+  attempts: d.attempts,
+  // Queued and failed rows stay due on this database, as they were on the other.
+  nextAttemptAt: d.status === 'queued' || d.status === 'failed' ? (d.nextAttemptAt ?? d.receivedAt) : null,
+  processedAt: d.status === 'processed' ? (d.processedAt ?? d.receivedAt) : null,
+  conflictWith: d.conflictWith ?? null,
+});
+
+/** The import's answer for one row, from what was stored under its id before and whether the insert took. */
+export const importResult = (d: ImportedDelivery, stored: { eventType: string; deliveryCount: number } | undefined, inserted: boolean) =>
+  stored
+    ? stored.eventType === d.eventType
+      ? ({ outcome: 'duplicate', deliveryCount: Number(stored.deliveryCount) } as const)
+      : ({ outcome: 'conflict' } as const)
+    : inserted
+      ? ({ outcome: 'new' } as const)
+      : ({ outcome: 'conflict' } as const);
+
+export const heartbeatRecord = (row: { beatAt: number; downFrom: number | null; downUntil: number | null }): HeartbeatRecord => ({
+  beatAt: row.beatAt,
+  downtime: row.downFrom !== null && row.downUntil !== null ? { from: row.downFrom, until: row.downUntil } : null,
+});
+
+export const downtimeColumns = (downtime?: Downtime) => (downtime ? { downFrom: downtime.from, downUntil: downtime.until } : {});
+
+/** The status, type and since filters of `list` and `scan`. */
+export function deliveryFilters(
+  t: { status: Column; eventType: Column; receivedAt: Column },
+  { status, eventType, since }: Pick<ListDeliveriesOptions, 'status' | 'eventType' | 'since'>,
+  ...more: (SQL | undefined)[]
+): SQL | undefined {
+  return and(
+    status ? eq(t.status, status) : undefined,
+    eventType ? eq(t.eventType, eventType) : undefined,
+    since !== undefined ? gte(t.receivedAt, since) : undefined,
+    ...more,
+  );
+}
+
+/** Secrets are removed by id or fingerprint. */
+export const secretMatch = (t: { id: Column; fingerprint: Column }, idOrFingerprint: string) =>
+  or(eq(t.id, idOrFingerprint), eq(t.fingerprint, idOrFingerprint));

@@ -1,0 +1,135 @@
+import { sql } from 'drizzle-orm';
+import type { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/** Raw bytes (SQLite BLOB, PostgreSQL bytea), read back as a plain Uint8Array in every driver. */
+type BytesBuilder = ReturnType<typeof customType<{ data: Uint8Array; driverData: Uint8Array | ArrayBuffer | number[] }>>;
+
+/**
+ * One dialect's table and column builders, as `defineTables` uses them. Typed as SQLite's
+ * builders: PostgreSQL's have the same calls (table, text with an enum, integer, notNull,
+ * default, primaryKey, unique, partial indexes), and its kit (postgres/schema.ts) differs only
+ * where the types do: `int64` is a bigint read as a number, `bytes` a bytea.
+ */
+export interface DialectKit {
+  table: typeof sqliteTable;
+  text: typeof text;
+  /** Counts, attempts, durations: 32-bit. */
+  int: typeof integer;
+  /** Epoch milliseconds and Unix seconds: past 2^31, so 64-bit where the dialect distinguishes. */
+  int64: typeof integer;
+  bytes: BytesBuilder;
+  index: typeof index;
+  uniqueIndex: typeof uniqueIndex;
+  primaryKey: typeof primaryKey;
+}
+
+/**
+ * podhook's tables, defined once for every dialect (the same names, columns, defaults and
+ * partial indexes): sqlite/schema.ts and postgres/schema.ts build them with their kit, and
+ * drizzle-kit generates each dialect's migrations from those (`npm run db:generate`,
+ * `npm run db:generate:postgres`).
+ */
+export function defineTables(k: DialectKit) {
+  /** The durable inbox: one row per event id, kept byte-exact for replay. Times are epoch milliseconds. */
+  const deliveries = k.table(
+    'deliveries',
+    {
+      eventId: k.text('event_id').primaryKey(),
+      eventType: k.text('event_type').notNull(),
+      signatureT: k.int64('signature_t').notNull(),
+      /** SHA-256 of `<t>.<body>`: the same signed content under another id is a conflict (quarantined). */
+      contentDigest: k.bytes('content_digest').notNull(),
+      body: k.bytes('body').notNull(),
+      /** JSON object of the request headers kept for replay (never the signature). */
+      headers: k.text('headers').notNull(),
+      receivedAt: k.int64('received_at').notNull(),
+      lastReceivedAt: k.int64('last_received_at').notNull(),
+      deliveryCount: k.int('delivery_count').notNull().default(1),
+      status: k.text('status', { enum: ['queued', 'processed', 'failed', 'dead', 'ignored', 'quarantined'] }).notNull(),
+      attempts: k.int('attempts').notNull().default(0),
+      lastError: k.text('last_error'),
+      /** When the dispatcher should next run it (queued: at once; failed: after backoff). */
+      nextAttemptAt: k.int64('next_attempt_at'),
+      /** Dispatcher lease: the owner may run its handlers until `lease_until`. */
+      leaseOwner: k.text('lease_owner'),
+      leaseUntil: k.int64('lease_until'),
+      /** The claim holding the lease: its renewals and outcome match it (a fencing token). */
+      claimId: k.text('claim_id'),
+      processedAt: k.int64('processed_at'),
+      /** How long the last dispatch attempt's handlers ran (they run together: the slowest one). */
+      durationMs: k.int('duration_ms'),
+      /** The stored delivery a quarantined copy conflicts with; such a copy may repeat its signed content. */
+      conflictWith: k.text('conflict_with'),
+    },
+    (t) => [
+      // A replay carries the same t, so (t, digest) identifies signed content as well as the digest
+      // alone, and t leads: inserts land at the right edge of the index instead of at random
+      // pages, so its cost does not grow with the table.
+      // Partial: a quarantined copy repeats the signed content of the delivery it conflicts with.
+      k.uniqueIndex('deliveries_signed_content_uq').on(t.signatureT, t.contentDigest).where(sql`${t.conflictWith} is null`),
+      // Partial: only rows waiting for dispatch are indexed, so leasing stays cheap however many
+      // processed rows the table holds, and a row leaves the index when it is processed.
+      k.index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('queued', 'failed')`),
+      // Queue depth and dead letters for /metrics without scanning processed rows.
+      k.index('deliveries_open_status_idx').on(t.status).where(sql`${t.status} in ('queued', 'failed', 'dead')`),
+      k.index('deliveries_received_idx').on(t.receivedAt),
+    ],
+  );
+
+  /** Per-handler ledger: a success is recorded once, so a retry re-runs only the handlers that failed. */
+  const handlerRuns = k.table(
+    'handler_runs',
+    {
+      eventId: k.text('event_id').notNull(),
+      handler: k.text('handler').notNull(),
+      /** `queued`: an operator asked for this handler to run again (admin replay). */
+      status: k.text('status', { enum: ['succeeded', 'failed', 'queued'] }).notNull(),
+      attempts: k.int('attempts').notNull().default(0),
+      lastError: k.text('last_error'),
+      updatedAt: k.int64('updated_at').notNull(),
+      /** The last run's duration (null for a row written before it ran, e.g. `queued`). */
+      durationMs: k.int('duration_ms'),
+      /** How many of the `attempts` runs failed (the row keeps only the last run's outcome). */
+      failures: k.int('failures').notNull().default(0),
+    },
+    (t) => [k.primaryKey({ columns: [t.eventId, t.handler] })],
+  );
+
+  /** Signing secrets kept by `podhook register` / `podhook secrets add`; all are accepted at once. */
+  const webhookSecrets = k.table('webhook_secrets', {
+    id: k.text('id').primaryKey(),
+    webhookId: k.text('webhook_id'),
+    url: k.text('url'),
+    /** JSON array of event types, or null for every event. */
+    eventTypes: k.text('event_types'),
+    secret: k.text('secret').notNull(),
+    fingerprint: k.text('fingerprint').notNull().unique(),
+    createdAt: k.int64('created_at').notNull(),
+  });
+
+  /**
+   * The receiver's heartbeat (one row, `receiver`, beaten by every process every 30 s) and the
+   * last downtime it revealed: a gap between heartbeats is how long nobody answered the sender.
+   */
+  const heartbeats = k.table('heartbeats', {
+    name: k.text('name').primaryKey(),
+    beatAt: k.int64('beat_at').notNull(),
+    downFrom: k.int64('down_from'),
+    downUntil: k.int64('down_until'),
+  });
+
+  /**
+   * `podhook listen`: where each followed remote's export was last read, so a listen started again
+   * fetches what was stored there meanwhile. Keyed by the remote's URL (origin and path).
+   */
+  const listenCursors = k.table('listen_cursors', {
+    remote: k.text('remote').primaryKey(),
+    /** The remote's own `x-podhook-next-cursor` (opaque here); null until a delivery was seen. */
+    cursor: k.text('cursor'),
+    /** Where the first listen started (epoch ms): the start again while no delivery was seen. */
+    since: k.int64('since').notNull(),
+    updatedAt: k.int64('updated_at').notNull(),
+  });
+
+  return { deliveries, handlerRuns, webhookSecrets, heartbeats, listenCursors };
+}
