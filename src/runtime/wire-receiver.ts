@@ -136,6 +136,10 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       // Named by the id it is stored under: what an operator looks up before replaying it.
       void alerts.conflict([{ eventId: conflict.storedAs, eventType: conflict.eventType }]);
     },
+    onStored: (delivery) => {
+      // The sender sent something no handler will ever run: as loud as a death in dispatch.
+      if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });
+    },
   });
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: parts.onOutcome });
 

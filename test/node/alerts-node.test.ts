@@ -108,6 +108,43 @@ describe('alerts from a running podhook serve', () => {
     expect(receiver.raw).toHaveLength(1);
   });
 
+  it('alerts a delivery stored dead on arrival (not JSON) as a dead letter, quoting no part of its body', async () => {
+    const receiver = await startAlertReceiver();
+    running.push(receiver);
+    const path = dbIn(tempDir());
+    const server = await spawnServer({ DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, ALERT_WEBHOOK_URL: receiver.url }, { handlers: FAILING });
+    running.push(server);
+
+    const bodyMarker = 'notjson-marker-5c2a';
+    const d = signDelivery({ t: Math.floor(Date.now() / 1000), body: `{"pod": ${bodyMarker}` });
+    const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ received: true, event_id: d.eventId, duplicate: false });
+
+    await vi.waitFor(() => expect(receiver.raw.length, 'a dead-letter alert').toBeGreaterThan(0), { timeout: 15_000 });
+    const [alert] = receiver.alerts();
+    expect(alert!.podhook).toMatchObject({
+      kind: 'dead_letter',
+      event_id: d.eventId,
+      event_type: 'pod.created',
+      attempts: 0,
+      handler: null,
+      error: 'invalid_json: the stored body is not valid JSON',
+      on_arrival: true,
+    });
+    expect(alert!.text).toContain(`delivery ${d.eventId} (pod.created) is dead on arrival`);
+    const { store, close } = openSqliteStore(path);
+    expect(await store.get(d.eventId)).toMatchObject({ status: 'dead', attempts: 0 });
+    close();
+
+    // A copy from the sender is a duplicate: stored once, alerted once.
+    const copy = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
+    expect(await copy.json()).toMatchObject({ duplicate: true });
+    expect(await stop(server)).toBe(0);
+    expect(receiver.raw).toHaveLength(1);
+    for (const text of [receiver.raw.join('\n'), server.output()]) expect(text).not.toContain(bodyMarker);
+  });
+
   it('after a start whose last heartbeat is 23 hours old: a downtime alert that the webhook is probably disabled, and a warn line', async () => {
     const receiver = await startAlertReceiver();
     running.push(receiver);

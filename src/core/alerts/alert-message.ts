@@ -27,6 +27,13 @@ export interface DeadLetterFacts {
   failures: ReadonlyArray<{ handler: string; error: string }>;
 }
 
+export interface DeadOnArrivalFacts {
+  eventId: string;
+  eventType: string;
+  /** Why it was stored dead (`empty_body`, `invalid_utf8`, `invalid_json`), already scrubbed. */
+  reason: string;
+}
+
 export interface HandlerFailingFacts {
   handler: string;
   runs: number;
@@ -91,6 +98,25 @@ export function deadLetterAlert({ eventId, eventType, attempts, failures }: Dead
         error: first?.error ?? null,
         failures: failures.map((f) => ({ handler: f.handler, error: f.error })),
       },
+    },
+  };
+}
+
+/**
+ * An authentic delivery stored `dead` at the door: its body is empty, not UTF-8 or not JSON, so no
+ * handler will ever run it. It was answered 200 (refusing would make the sender retry it for 22
+ * hours, then disable the webhook), so the sender will not send it again.
+ */
+export function deadOnArrivalAlert({ eventId, eventType, reason }: DeadOnArrivalFacts): Alert {
+  return {
+    kind: 'dead_letter',
+    key: `arrival:${eventType}`,
+    payload: {
+      text: escapeText(
+        `podhook: delivery ${eventId} (${eventType}) is dead on arrival: ${reason}. It was stored and answered 200, and no handler will run it; ` +
+          `look at it with \`podhook deliveries --status dead\` and tell the sender's operator.`,
+      ),
+      podhook: { kind: 'dead_letter', event_id: eventId, event_type: eventType, attempts: 0, handler: null, error: reason, failures: [], on_arrival: true },
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { DispatchObserver } from '../dispatch/dispatcher.js';
 import type { Logger } from '../observability/logger.js';
-import { conflictAlert, deadLetterAlert, downtimeAlert, handlerFailingAlert, type Alert, type ConflictFacts } from './alert-message.js';
+import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, handlerFailingAlert, type Alert, type ConflictFacts } from './alert-message.js';
 import { createFailingWindow, type FailingWindow } from './failing-window.js';
 import { postAlert, type AlertPost, type PostOutcome, type Sleep } from './post-alert.js';
 import { createAlertRateLimit, type AlertRateLimit } from './rate-limit.js';
@@ -54,6 +54,8 @@ export interface Alerter {
   downtime(downtime: Downtime): Promise<void>;
   /** Deliveries quarantined as conflicts (event ids and types only). */
   conflict(events: ConflictFacts['events']): Promise<void>;
+  /** A delivery stored `dead` at the door (its body cannot be parsed): a `dead_letter` alert, as a death in dispatch. */
+  deadOnArrival(delivery: { eventId: string; eventType: string; reason: string }): Promise<void>;
 }
 
 const defaultSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -113,6 +115,9 @@ export function createAlerter({
     },
     conflict(events) {
       return events.length === 0 ? Promise.resolve() : send(conflictAlert({ events }));
+    },
+    deadOnArrival({ eventId, eventType, reason }) {
+      return send(deadOnArrivalAlert({ eventId, eventType, reason: scrubError(reason, secrets) }));
     },
   };
 }

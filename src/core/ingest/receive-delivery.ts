@@ -31,6 +31,11 @@ export interface ReceiverOptions {
   quarantine: (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>;
   /** Observes each newly quarantined delivery (alerts); never its body. */
   onConflict?: (conflict: DeliveryConflict) => void;
+  /**
+   * Observes each delivery stored as new, once its commit is durable (a dead one's alert). Called
+   * before the answer is sent: it must only start work, never wait on it.
+   */
+  onStored?: (delivery: NewDelivery) => void;
   toleranceSeconds?: number;
 }
 
@@ -58,7 +63,7 @@ export interface ReceiveResult {
  * then the body (read only now, capped by the adapter), then the MAC, then the store. Nothing
  * unauthenticated reaches the store. Throws a `PodhookError` for every refusal.
  */
-export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, toleranceSeconds }: ReceiverOptions) {
+export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, onStored, toleranceSeconds }: ReceiverOptions) {
   const store = async <T>(write: () => Promise<T>): Promise<T> => {
     try {
       return await write();
@@ -96,6 +101,7 @@ export function createReceiver({ crypto, clock, secrets, claim, quarantine, onCo
     };
 
     const result: ClaimResult = await store(() => claim(delivery));
+    if (result.outcome === 'new') onStored?.(delivery);
     if (result.outcome !== 'conflict') {
       return { eventId, eventType, duplicate: result.outcome === 'duplicate', status: delivery.status };
     }

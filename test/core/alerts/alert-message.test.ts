@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflictAlert, deadLetterAlert, downtimeAlert, formatDuration, handlerFailingAlert } from '../../../src/core/alerts/alert-message.js';
+import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, formatDuration, handlerFailingAlert } from '../../../src/core/alerts/alert-message.js';
 import { scrubError } from '../../../src/core/alerts/scrub-error.js';
 
 const MIN = 60_000;
@@ -33,6 +33,26 @@ describe('alert messages', () => {
     expect(payload.text).toContain('disabled_by_us_at set around 2026-11-25 23:21 UTC');
     expect(payload.text).toContain('Re-enable it');
     expect(payload.podhook).toMatchObject({ probably_disabled: true, retries_due_by: null, disabled_around: '2026-11-25T23:21:00.000Z' });
+  });
+
+  it('dead on arrival: the reason, no handler, keyed by the type apart from dispatch deaths', () => {
+    const a = deadOnArrivalAlert({ eventId: 'e3', eventType: 'pod.created', reason: 'empty_body: the body is empty' });
+    expect(a.kind).toBe('dead_letter');
+    expect(a.key).toBe('arrival:pod.created');
+    expect(a.payload.text).toBe(
+      'podhook: delivery e3 (pod.created) is dead on arrival: empty_body: the body is empty. It was stored and answered 200, and no handler will run it; ' +
+        'look at it with `podhook deliveries --status dead` and tell the sender\'s operator.',
+    );
+    expect(a.payload.podhook).toEqual({
+      kind: 'dead_letter',
+      event_id: 'e3',
+      event_type: 'pod.created',
+      attempts: 0,
+      handler: null,
+      error: 'empty_body: the body is empty',
+      failures: [],
+      on_arrival: true,
+    });
   });
 
   it('dead letter: event id, type, handler and error, keyed by the handler', () => {
