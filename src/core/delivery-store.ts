@@ -33,6 +33,25 @@ export interface HandlerRun {
   durationMs?: number | null;
   /** When the row was last written (epoch ms); set when read from the store. */
   at?: number;
+  /** How the run ended, in finer detail than `status` (a time-out, a payload its schema refused); kept in the run history. */
+  outcome?: HandlerAttemptOutcome;
+}
+
+export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload';
+
+/** One handler run in a delivery's history (every run after its first failure is kept). */
+export interface HandlerAttempt {
+  eventId: string;
+  handler: string;
+  /** This handler's run count for the event: 1 on its first run. */
+  attempt: number;
+  outcome: HandlerAttemptOutcome;
+  error: string | null;
+  durationMs: number | null;
+  /** When it finished (epoch ms). */
+  at: number;
+  /** The dispatcher (replica) that ran it. */
+  ranBy: string;
 }
 
 export interface LeaseOptions {
@@ -118,20 +137,22 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
   leaseDue(options: LeaseOptions): Promise<Delivery[]>;
   /** The ledger entries of these events. */
   handlerRuns(eventIds: readonly string[]): Promise<HandlerRun[]>;
+  /** The run history of these events, oldest first (empty for a delivery processed at its first attempt). */
+  handlerAttempts(eventIds: readonly string[]): Promise<HandlerAttempt[]>;
   /**
    * Extends leases still held by the claims given; resolves with the ids renewed. A row missing
    * from the answer was taken over by another claim (its lease ran out), or is no longer leased.
    */
   renewLeases(options: RenewLeasesOptions): Promise<string[]>;
   /**
-   * Records dispatch outcomes and their handler runs, all in one transaction, releasing the
-   * leases; an outcome whose claim no longer holds its row writes nothing. Resolves with the ids
-   * whose outcome was recorded.
+   * Records dispatch outcomes and their handler runs (the ledger, and the run history with the
+   * outcome's owner as the replica), all in one transaction, releasing the leases; an outcome
+   * whose claim no longer holds its row writes nothing. Resolves with the ids whose outcome was recorded.
    */
   completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
   /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
   releaseLeases(owner: string): Promise<number>;
-  /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger rows. */
+  /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger and history rows. */
   prune(options: { before: number; limit: number }): Promise<number>;
   /** Queue depth and dead letters (for metrics). */
   queueStats(): Promise<QueueStats>;

@@ -63,6 +63,8 @@ export interface Delivery {
   durationMs?: number;
   /** The stored delivery this one conflicted with, when it was quarantined (kept after a replay). */
   conflictWith?: string | null;
+  /** The dispatcher (replica) that ran its last attempt, when one did. */
+  ranBy?: string | null;
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */

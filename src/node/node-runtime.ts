@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { Context } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import type { Alerter } from '../core/alerts/alerter.js';
@@ -104,7 +105,8 @@ export function createNodeRuntime({
     handlers,
     crypto: createNodeSignatureCrypto(),
     secrets,
-    owner: `pid-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    // The replica in a run's history: the host (a container's id), the process, and a random part.
+    owner: `${hostname()}-pid${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
     random,
     // An alert still retrying does not keep a stopping process alive.
     alerting: { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()) },

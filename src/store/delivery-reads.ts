@@ -1,11 +1,11 @@
 import { and, asc, desc, eq, gt, inArray, lt, or, sql } from 'drizzle-orm';
-import type { DeliveryStore, HandlerRun, ListDeliveriesOptions, ScanDeliveriesOptions } from '../core/delivery-store.js';
+import type { DeliveryStore, HandlerAttempt, HandlerRun, ListDeliveriesOptions, ScanDeliveriesOptions } from '../core/delivery-store.js';
 import { deliveryFilters, toDelivery } from './row-mapping.js';
-import { MAX_IDS_PER_QUERY, type StoreBackend } from './store-backend.js';
+import { inChunks, type StoreBackend } from './store-backend.js';
 
 /** Reading deliveries and their ledger, the same queries on every backend. */
-export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Pick<DeliveryStore, 'get' | 'list' | 'scan' | 'handlerRuns' | 'queueStats'> {
-  const { deliveries, handlerRuns } = tables;
+export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Pick<DeliveryStore, 'get' | 'list' | 'scan' | 'handlerRuns' | 'handlerAttempts' | 'queueStats'> {
+  const { deliveries, handlerRuns, handlerAttempts } = tables;
   return {
     async get(eventId) {
       const rows = await db.select().from(deliveries).where(eq(deliveries.eventId, eventId.toLowerCase())).limit(1);
@@ -45,17 +45,18 @@ export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Pick<Del
     },
 
     async handlerRuns(eventIds) {
-      const out: HandlerRun[] = [];
-      for (let i = 0; i < eventIds.length; i += MAX_IDS_PER_QUERY) {
-        const rows = await db
-          .select()
-          .from(handlerRuns)
-          .where(inArray(handlerRuns.eventId, eventIds.slice(i, i + MAX_IDS_PER_QUERY)));
-        for (const { eventId, handler, status, attempts, lastError, durationMs, updatedAt } of rows) {
-          out.push({ eventId, handler, status, attempts, lastError, durationMs, at: updatedAt });
-        }
-      }
-      return out;
+      const rows = await inChunks(eventIds, (ids) => db.select().from(handlerRuns).where(inArray(handlerRuns.eventId, ids)));
+      return rows.map(({ eventId, handler, status, attempts, lastError, durationMs, updatedAt }): HandlerRun => ({
+        eventId, handler, status, attempts, lastError, durationMs, at: updatedAt,
+      }));
+    },
+
+    async handlerAttempts(eventIds) {
+      const rows = await inChunks(eventIds, (ids) => db.select().from(handlerAttempts).where(inArray(handlerAttempts.eventId, ids)));
+      // Oldest first; one attempt's runs finish at one time, so by handler within it.
+      return rows
+        .map(({ finishedAt, ...run }): HandlerAttempt => ({ ...run, at: finishedAt }))
+        .sort((a, b) => a.at - b.at || (a.handler < b.handler ? -1 : a.handler > b.handler ? 1 : a.attempt - b.attempt));
     },
 
     async queueStats() {

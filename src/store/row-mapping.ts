@@ -1,7 +1,7 @@
 import { and, eq, gte, or, type Column, type SQL } from 'drizzle-orm';
 import type { HeartbeatRecord } from '../core/alerts/heartbeat-store.js';
 import type { Downtime } from '../core/alerts/retry-ladder.js';
-import type { DispatchOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
+import type { DispatchOutcome, HandlerAttemptOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
 import type { Delivery, NewDelivery, QuarantineResult } from '../core/delivery.js';
 import type { Tables } from './store-backend.js';
 
@@ -65,6 +65,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     processedAt: row.processedAt,
     ...(row.durationMs === null ? {} : { durationMs: row.durationMs }),
     conflictWith: row.conflictWith,
+    ranBy: row.ranBy,
   };
 }
 
@@ -78,10 +79,21 @@ export interface OutcomeParams {
   nextAttemptAt: number | null;
   processedAt: number | null;
   durationMs: number | null;
+  /** The lease owner that ran the attempt. */
+  ranBy: string;
 }
 
-/** The columns an outcome writes to the ledger, one row per handler run. */
-export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at'> & { updatedAt: number; durationMs: number | null; claimId: string };
+/**
+ * The columns an outcome writes per handler run: its ledger row (one per handler, the last run)
+ * and its row in the run history (`outcome`, `ranBy`).
+ */
+export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at' | 'outcome'> & {
+  updatedAt: number;
+  durationMs: number | null;
+  claimId: string;
+  outcome: HandlerAttemptOutcome;
+  ranBy: string;
+};
 
 export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; runs: HandlerRunParams[] } {
   return {
@@ -94,6 +106,7 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
       nextAttemptAt: o.nextAttemptAt,
       processedAt: o.status === 'processed' ? o.now : null,
       durationMs: o.durationMs ?? null,
+      ranBy: o.owner,
     },
     runs: o.runs.map((r) => ({
       eventId: r.eventId,
@@ -104,6 +117,8 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
       updatedAt: o.now,
       durationMs: r.durationMs ?? null,
       claimId: o.claimId ?? o.owner,
+      outcome: r.outcome ?? (r.status === 'succeeded' ? 'succeeded' : 'failed'),
+      ranBy: o.owner,
     })),
   };
 }

@@ -48,3 +48,10 @@ export interface StoreBackend extends BackendMethods {
 
 /** D1 refuses statements with more than 100 bound parameters: lists of ids go in chunks of this. */
 export const MAX_IDS_PER_QUERY = 90;
+
+/** Runs `read` over `ids` in chunks of `MAX_IDS_PER_QUERY`, one after another, and joins the rows. */
+export async function inChunks<T>(ids: readonly string[], read: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < ids.length; i += MAX_IDS_PER_QUERY) out.push(...(await read(ids.slice(i, i + MAX_IDS_PER_QUERY))));
+  return out;
+}

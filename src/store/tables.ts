@@ -60,6 +60,8 @@ export function defineTables(k: DialectKit) {
       durationMs: k.int('duration_ms'),
       /** The stored delivery a quarantined copy conflicts with; such a copy may repeat its signed content. */
       conflictWith: k.text('conflict_with'),
+      /** Which dispatcher (replica) ran its last attempt: the lease owner that recorded the outcome. */
+      ranBy: k.text('ran_by'),
     },
     (t) => [
       // A replay carries the same t, so (t, digest) identifies signed content as well as the digest
@@ -93,6 +95,28 @@ export function defineTables(k: DialectKit) {
       failures: k.int('failures').notNull().default(0),
     },
     (t) => [k.primaryKey({ columns: [t.eventId, t.handler] })],
+  );
+
+  /**
+   * Every handler run after a delivery's first failure, one row each (attempt by attempt), for the
+   * operator's history. A delivery processed at its first attempt writes none: its row says every
+   * handler succeeded once (`processed_at`, `duration_ms`, `ran_by`). Pruned with its delivery.
+   */
+  const handlerAttempts = k.table(
+    'handler_attempts',
+    {
+      eventId: k.text('event_id').notNull(),
+      handler: k.text('handler').notNull(),
+      /** This handler's run count for the event: 1 on its first run. */
+      attempt: k.int('attempt').notNull(),
+      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload'] }).notNull(),
+      error: k.text('error'),
+      durationMs: k.int('duration_ms'),
+      finishedAt: k.int64('finished_at').notNull(),
+      /** The dispatcher (replica) that ran it. */
+      ranBy: k.text('ran_by').notNull(),
+    },
+    (t) => [k.primaryKey({ columns: [t.eventId, t.handler, t.attempt] })],
   );
 
   /** Signing secrets kept by `podhook register` / `podhook secrets add`; all are accepted at once. */
@@ -131,5 +155,5 @@ export function defineTables(k: DialectKit) {
     updatedAt: k.int64('updated_at').notNull(),
   });
 
-  return { deliveries, handlerRuns, webhookSecrets, heartbeats, listenCursors };
+  return { deliveries, handlerRuns, handlerAttempts, webhookSecrets, heartbeats, listenCursors };
 }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { ClaimResult, DeliveryStore, ImportedDelivery } from '../core/delivery-store.js';
 import { importedRow, importResult, toDelivery } from './row-mapping.js';
-import { MAX_IDS_PER_QUERY, type StoreBackend } from './store-backend.js';
+import { inChunks, type StoreBackend } from './store-backend.js';
 
 /**
  * Moving deliveries in and out of the dispatcher's hands for `podhook import` and `replay`, and
@@ -30,17 +30,14 @@ export function transferMethods({ db, tables, atomic }: StoreBackend): Pick<Deli
     },
 
     async leaseEvents({ eventIds, owner, claimId, now, leaseMs }) {
-      const leased = [];
-      for (let i = 0; i < eventIds.length; i += MAX_IDS_PER_QUERY) {
-        const ids = eventIds.slice(i, i + MAX_IDS_PER_QUERY).map((id) => id.toLowerCase());
-        const rows = await db
+      const rows = await inChunks(eventIds.map((id) => id.toLowerCase()), (ids) =>
+        db
           .update(deliveries)
           .set({ leaseOwner: owner, leaseUntil: now + leaseMs, claimId: claimId ?? owner })
           .where(and(inArray(deliveries.eventId, ids), or(isNull(deliveries.leaseUntil), lt(deliveries.leaseUntil, now))))
-          .returning();
-        leased.push(...rows.map(toDelivery));
-      }
-      return leased;
+          .returning(),
+      );
+      return rows.map(toDelivery);
     },
 
     async releaseLeases(owner) {

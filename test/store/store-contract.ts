@@ -269,6 +269,51 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     );
 
     it(
+      'keeps every handler run of a retried delivery in order, with the replica that ran it; a fenced outcome adds none; prune takes them',
+      withStore(async (store) => {
+        const d = newDelivery();
+        await store.claim([d]);
+        let now = d.receivedAt + 5;
+        const attempt = async (owner: string, n: number, runs: { handler: string; ok: boolean; outcome?: 'timeout' }[]) => {
+          now += 10;
+          await store.leaseDue({ owner, claimId: `${owner}.${n}`, now, leaseMs: 5, limit: 1 });
+          const failed = runs.some((r) => !r.ok);
+          return store.completeDispatch([
+            {
+              eventId: d.eventId, owner, claimId: `${owner}.${n}`, status: failed ? 'failed' : 'processed', attempts: n,
+              lastError: failed ? 'b: Error: no' : null, nextAttemptAt: failed ? now + 1 : null, now, durationMs: 7,
+              runs: runs.map((r) => ({
+                eventId: d.eventId, handler: r.handler, status: r.ok ? 'succeeded' : 'failed', attempts: n, lastError: r.ok ? null : 'Error: no',
+                durationMs: 3, outcome: r.outcome ?? (r.ok ? 'succeeded' : 'failed'),
+              })),
+            },
+          ]);
+        };
+        await attempt('replica-a', 1, [{ handler: 'a', ok: true }, { handler: 'b', ok: false }]);
+        await attempt('replica-b', 2, [{ handler: 'b', ok: false, outcome: 'timeout' }]);
+        // A claim that lost the row records nothing, its runs included.
+        expect(await store.completeDispatch([
+          { eventId: d.eventId, owner: 'gone', claimId: 'gone.1', status: 'processed', attempts: 9, lastError: null, nextAttemptAt: null, now,
+            runs: [{ eventId: d.eventId, handler: 'b', status: 'succeeded', attempts: 9, lastError: null, outcome: 'succeeded' }] },
+        ])).toEqual([]);
+        await attempt('replica-a', 3, [{ handler: 'b', ok: true }]);
+        const history = await store.handlerAttempts([d.eventId]);
+        expect(history.map((r) => [r.handler, r.attempt, r.outcome, r.error, r.ranBy])).toEqual([
+          ['a', 1, 'succeeded', null, 'replica-a'],
+          ['b', 1, 'failed', 'Error: no', 'replica-a'],
+          ['b', 2, 'timeout', 'Error: no', 'replica-b'],
+          ['b', 3, 'succeeded', null, 'replica-a'],
+        ]);
+        expect(history.every((r) => r.durationMs === 3 && r.at > d.receivedAt)).toBe(true);
+        expect(history.map((r) => r.at)).toEqual([...history.map((r) => r.at)].sort((x, y) => x - y));
+        expect(await store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 3, ranBy: 'replica-a' });
+        expect(await store.handlerAttempts([newDelivery().eventId])).toEqual([]);
+        expect(await store.prune({ before: now + 1, limit: 10 })).toBe(1);
+        expect(await store.handlerAttempts([d.eventId])).toEqual([]);
+      }),
+    );
+
+    it(
       'fences by claim id: once another claim holds the row, the old claim neither renews nor records an outcome, even under the same owner',
       withStore(async (store) => {
         const d = newDelivery();

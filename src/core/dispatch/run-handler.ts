@@ -27,6 +27,8 @@ export interface HandlerResult {
   error: string | null;
   /** How long the call took (schema check included). */
   durationMs: number;
+  /** How the call ended. */
+  outcome: HandlerOutcome;
 }
 
 export interface HandlerRunnerOptions {
@@ -65,13 +67,12 @@ export function parseDeliveryBody(body: Uint8Array): { ok: true; payload: unknow
   }
 }
 
-/** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
 /** How long an attempt's handlers ran: they run together, so the slowest one; null when none ran. */
 export function attemptDuration(results: readonly HandlerResult[]): number | null {
   return results.length === 0 ? null : Math.max(...results.map((r) => r.durationMs));
 }
 
-/** The ledger rows of one attempt's results. */
+/** The ledger rows of one attempt's results (each also a row of the run history). */
 export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): HandlerRun[] {
   return results.map((r) => ({
     eventId,
@@ -80,9 +81,12 @@ export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): 
     attempts: r.attempt,
     lastError: r.error,
     durationMs: r.durationMs,
+    // An interrupted run is no attempt: its outcome is never recorded.
+    outcome: r.outcome === 'interrupted' ? 'failed' : r.outcome,
   }));
 }
 
+/** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
 export function describeFailures(results: readonly HandlerResult[]): string | null {
   if (results.every((r) => r.ok)) return null;
   return results
@@ -150,10 +154,11 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
-    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0 };
+    const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0, outcome: 'failed' };
     const report = (outcome: HandlerOutcome) => {
       const durationMs = clock() - started;
       result.durationMs = durationMs;
+      result.outcome = outcome;
       observer.handlerFinished?.(h.name, delivery.eventType, outcome, durationMs);
       const line = { duration_ms: durationMs, outcome, ...(result.error ? { error: result.error } : {}) };
       if (outcome === 'succeeded') log.info(line, 'handler run');

@@ -7,7 +7,7 @@ import { errorBody } from '../ingest.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminEnv } from './admin-env.js';
 import {
-  deliveryRuns,
+  readRuns,
   encodeCursor,
   MAX_DURATION_SAMPLES,
   pageOf,
@@ -41,7 +41,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   api.get('/deliveries/:event_id', async (c) => {
     const d = await store.get(c.req.param('event_id'));
     if (!d) return c.json(errorBody('not_found', 'No delivery has this event id.'), 404);
-    return c.json({ ...toExportRecord(d), runs: deliveryRuns(d, await store.handlerRuns([d.eventId]), router) });
+    return c.json({ ...toExportRecord(d), runs: await readRuns(store, d, router) });
   });
 
   api.get('/export', async (c) => {

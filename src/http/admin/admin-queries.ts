@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
-import type { DeliveryStats, DeliveryStore, HandlerRun, ScanDeliveriesOptions } from '../../core/delivery-store.js';
+import type { DeliveryStats, DeliveryStore, HandlerAttempt, HandlerAttemptOutcome, HandlerRun, ScanDeliveriesOptions } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
 import { InvalidRequestError } from '../../core/errors.js';
 
@@ -70,23 +70,62 @@ export async function pageOf(store: DeliveryStore, options: ScanDeliveriesOption
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
+/** One entry of a delivery's `runs`, as the admin API answers it and the inspector shows it. */
+export interface RunEntry {
+  handler: string;
+  attempt: number;
+  /** `queued`: an operator's replay marked it to run again and it has not run yet. */
+  outcome: HandlerAttemptOutcome | 'queued';
+  error: string | null;
+  duration_ms: number | null;
+  at: string | null;
+  /** The dispatcher (replica) that ran it; null where it was not recorded (runs before this was kept). */
+  replica: string | null;
+}
+
+/** Reads what `deliveryRuns` needs: the run history, and the ledger for what is not in it. */
+export async function readRuns(store: DeliveryStore, d: Delivery, router: Router): Promise<RunEntry[]> {
+  const [history, ledger] = await Promise.all([store.handlerAttempts([d.eventId]), store.handlerRuns([d.eventId])]);
+  return deliveryRuns(d, history, ledger, router);
+}
+
 /**
- * The `runs` of a delivery: the last run of each handler, from the per-handler ledger. A delivery
- * processed at its first attempt has no ledger rows: each handler that takes its type ran once
- * and succeeded, at `processed_at`, in the attempt's duration (the slowest handler's).
+ * The `runs` of a delivery, oldest first: every handler run from its history, then the handlers
+ * an operator's replay queued. A delivery processed at its first attempt has no history (ingest
+ * and dispatch stay lean): each handler that takes its type ran once and succeeded, at
+ * `processed_at`, in the attempt's duration (the slowest handler's), on `ran_by`. Runs recorded
+ * before the history was kept show the ledger's last run of each handler.
  */
-export function deliveryRuns(d: Delivery, ledger: readonly HandlerRun[], router: Router) {
+export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], ledger: readonly HandlerRun[], router: Router): RunEntry[] {
+  const queued = ledger
+    .filter((r) => r.status === 'queued')
+    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: iso(r.at), replica: null }));
+  if (history.length > 0) {
+    return [
+      ...history.map((r): RunEntry => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: iso(r.at), replica: r.ranBy })),
+      ...queued,
+    ];
+  }
   if (ledger.length === 0 && d.status === 'processed') {
     return router.handlersFor(d.eventType).map((h) => ({
       handler: h.name,
-      attempt: d.attempts,
-      outcome: 'succeeded' as HandlerRun['status'],
-      error: null as string | null,
+      attempt: 1,
+      outcome: 'succeeded',
+      error: null,
       duration_ms: d.durationMs ?? null,
       at: iso(d.processedAt),
+      replica: d.ranBy ?? null,
     }));
   }
-  return ledger.map((r) => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: iso(r.at) }));
+  return ledger.map((r): RunEntry => ({
+    handler: r.handler,
+    attempt: r.attempts,
+    outcome: r.status,
+    error: r.lastError,
+    duration_ms: r.durationMs ?? null,
+    at: iso(r.at),
+    replica: null,
+  }));
 }
 
 export interface Downtime {

@@ -10,7 +10,7 @@ import { errorBody } from '../ingest.js';
 import { createAdminApi } from './admin-api.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminEnv } from './admin-env.js';
-import { deliveryRuns, MAX_DURATION_SAMPLES, pageOf, parseListQuery, statsAnswer, type StatsAnswer } from './admin-queries.js';
+import { MAX_DURATION_SAMPLES, readRuns, pageOf, parseListQuery, statsAnswer, type StatsAnswer } from './admin-queries.js';
 import { OutcomeChart } from './outcome-chart.js';
 import { INSPECTOR_CSS } from './inspector-style.js';
 import { SENDER_RETRY_MINUTES, ladderReading } from './sender-ladder.js';
@@ -268,7 +268,7 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
     if (!d) {
       return c.html(<Layout c={c} title="Not found"><p class="empty">No delivery has the event id <code>{c.req.param('id')}</code>.</p></Layout>, 404);
     }
-    const runs = deliveryRuns(d, await store.handlerRuns([d.eventId]), router);
+    const runs = await readRuns(store, d, router);
     const note = c.req.query('redelivered');
     return c.html(
       <Layout c={c} title={d.eventType}>
@@ -288,11 +288,11 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
           <CsrfField c={c} />
           <button type="submit" class="primary">Redeliver</button>
         </form>
-        <h2>Handlers</h2>
+        <h2>Handler runs</h2>
         {runs.length === 0 ? <p class="empty">No handler has run it.</p> : (
           <div class="scroll">
             <table class="runs">
-              <thead><tr><th>handler</th><th class="num">attempt</th><th>outcome</th><th class="num">duration</th><th>at</th><th>error</th></tr></thead>
+              <thead><tr><th>handler</th><th class="num">attempt</th><th>outcome</th><th class="num">duration</th><th>at</th><th>replica</th><th>error</th></tr></thead>
               <tbody>
                 {runs.map((r) => (
                   <tr>
@@ -301,6 +301,7 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
                     <td data-label="outcome"><StatusBadge status={r.outcome} /></td>
                     <td data-label="duration" class="num">{r.duration_ms === null ? '–' : `${r.duration_ms} ms`}</td>
                     <td data-label="at">{r.at ?? ''}</td>
+                    <td data-label="replica">{r.replica ?? ''}</td>
                     <td data-label="error" class="err">{r.error ?? ''}</td>
                   </tr>
                 ))}

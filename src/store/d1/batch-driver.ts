@@ -1,6 +1,7 @@
 import { claimParams, outcomeParams, type DeliveryRow } from '../row-mapping.js';
 import type { ReturningQuery } from '../store-backend.js';
 import {
+  attemptStatement,
   claimStatements,
   handlerRunStatement,
   leaseStatement,
@@ -33,7 +34,7 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       const outcomeAt: number[] = [];
       for (const o of outcomes) {
         const { outcome, runs } = outcomeParams(o);
-        for (const r of runs) queries.push(handlerRunStatement(db, r));
+        for (const r of runs) queries.push(handlerRunStatement(db, r), attemptStatement(db, r));
         outcomeAt.push(queries.push(outcomeStatement(db, outcome)) - 1);
       }
       const results = (await batch(queries)) as { eventId: string }[][];

@@ -74,29 +74,40 @@ returning d.event_id`,
 };
 
 /**
- * Records outcomes and their ledger runs in one statement, fenced by the claim id: a replica
- * that lost its lease writes neither the delivery nor its handler runs over the new claim's.
+ * Records outcomes, their ledger runs and their run history in one statement, fenced by the
+ * claim id: a replica that lost its lease writes neither the delivery nor its handler runs over
+ * the new claim's. The ledger keeps one row per handler (a batch's last run of it, failures
+ * summed); the history one per run.
  */
 export const COMPLETE_DISPATCH = {
   name: 'podhook_complete_dispatch',
   text: `with o as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::int8[], $7::int8[], $8::int4[])
-    as o(event_id, claim_id, status, attempts, last_error, next_attempt_at, processed_at, duration_ms)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::int8[], $7::int8[], $8::int4[], $9::text[])
+    as o(event_id, claim_id, status, attempts, last_error, next_attempt_at, processed_at, duration_ms, ran_by)
 ), done as (
   update deliveries d
   set status = o.status, attempts = o.attempts, last_error = o.last_error, next_attempt_at = o.next_attempt_at,
-      processed_at = o.processed_at, duration_ms = o.duration_ms, lease_owner = null, lease_until = null, claim_id = null
+      processed_at = o.processed_at, duration_ms = o.duration_ms, ran_by = o.ran_by,
+      lease_owner = null, lease_until = null, claim_id = null
   from o where d.event_id = o.event_id and d.claim_id = o.claim_id
   returning d.event_id
+), r as (
+  select * from unnest($10::text[], $11::text[], $12::text[], $13::int4[], $14::text[], $15::int8[], $16::int4[], $17::int4[])
+    as r(event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
+  where r.event_id in (select event_id from done)
 ), runs as (
 insert into handler_runs (event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
-select r.event_id, r.handler, r.status, r.attempts, r.last_error, r.updated_at, r.duration_ms, r.failures
-from unnest($9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14::int8[], $15::int4[], $16::int4[])
-  as r(event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
-where r.event_id in (select event_id from done)
+select r.event_id, r.handler, r.status, r.attempts, r.last_error, r.updated_at, r.duration_ms, r.failures from r
 on conflict (event_id, handler) do update
 set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error, updated_at = excluded.updated_at,
     duration_ms = excluded.duration_ms, failures = handler_runs.failures + excluded.failures
+), history as (
+insert into handler_attempts (event_id, handler, attempt, outcome, error, duration_ms, finished_at, ran_by)
+select a.event_id, a.handler, a.attempt, a.outcome, a.error, a.duration_ms, a.finished_at, a.ran_by
+from unnest($18::text[], $19::text[], $20::int4[], $21::text[], $22::text[], $23::int4[], $24::int8[], $25::text[])
+  as a(event_id, handler, attempt, outcome, error, duration_ms, finished_at, ran_by)
+where a.event_id in (select event_id from done)
+on conflict do nothing
 )
 select event_id from done`,
 };
@@ -116,6 +127,8 @@ export const PRUNE = {
   for update skip locked
 ), runs as (
   delete from handler_runs where event_id in (select event_id from victims)
+), history as (
+  delete from handler_attempts where event_id in (select event_id from victims)
 )
 delete from deliveries where event_id in (select event_id from victims)
 returning event_id`,

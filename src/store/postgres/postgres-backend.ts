@@ -49,6 +49,7 @@ function fromRaw(r: Record<string, unknown>): DeliveryRow {
     processedAt: n(r.processed_at),
     durationMs: n(r.duration_ms),
     conflictWith: r.conflict_with as string | null,
+    ranBy: r.ran_by as string | null,
   };
 }
 
@@ -97,9 +98,10 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
       if (outcomes.length === 0) return [];
       const all = outcomes.map(outcomeParams);
       const o = all.map((x) => x.outcome);
+      const history = all.flatMap((x) => x.runs);
       // One ledger row per (event, handler): the last outcome of a batch wins, its failures add up, as in sequence.
-      const byRun = new Map<string, (typeof all)[number]['runs'][number] & { failures: number }>();
-      for (const r of all.flatMap((x) => x.runs)) {
+      const byRun = new Map<string, (typeof history)[number] & { failures: number }>();
+      for (const r of history) {
         const key = `${r.eventId}\u0000${r.handler}`;
         byRun.set(key, { ...r, failures: (byRun.get(key)?.failures ?? 0) + (r.status === 'failed' ? 1 : 0) });
       }
@@ -108,9 +110,11 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
         ...COMPLETE_DISPATCH,
         values: [
           o.map((x) => x.eventId), o.map((x) => x.claimId), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
-          o.map((x) => x.nextAttemptAt), o.map((x) => x.processedAt), o.map((x) => x.durationMs),
+          o.map((x) => x.nextAttemptAt), o.map((x) => x.processedAt), o.map((x) => x.durationMs), o.map((x) => x.ranBy),
           runs.map((r) => r.eventId), runs.map((r) => r.handler), runs.map((r) => r.status), runs.map((r) => r.attempts),
           runs.map((r) => r.lastError), runs.map((r) => r.updatedAt), runs.map((r) => r.durationMs), runs.map((r) => r.failures),
+          history.map((r) => r.eventId), history.map((r) => r.handler), history.map((r) => r.attempts), history.map((r) => r.outcome),
+          history.map((r) => r.lastError), history.map((r) => r.durationMs), history.map((r) => r.updatedAt), history.map((r) => r.ranBy),
         ],
       });
       return rows.map((r) => r.event_id);

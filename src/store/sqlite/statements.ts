@@ -4,7 +4,7 @@ import type { ClaimParams, HandlerRunParams, OutcomeParams } from '../row-mappin
 import type { QueryDatabase } from '../store-backend.js';
 import * as schema from './schema.js';
 
-const { deliveries, handlerRuns } = schema;
+const { deliveries, handlerRuns, handlerAttempts } = schema;
 
 /** Any drizzle SQLite database over this schema: better-sqlite3 (sync) or D1 (async). */
 export type AnySqliteDatabase = QueryDatabase;
@@ -136,6 +136,33 @@ export function handlerRunStatement(db: AnySqliteDatabase, p: Params<HandlerRunP
     .returning({ eventId: handlerRuns.eventId });
 }
 
+/**
+ * Writes one handler run into the run history, only while the outcome's claim still holds the
+ * delivery (run before the outcome statement, as `handlerRunStatement`). A run already recorded
+ * (the same handler and attempt) is kept as it was.
+ */
+export function attemptStatement(db: AnySqliteDatabase, p: Params<HandlerRunParams>) {
+  return db
+    .insert(handlerAttempts)
+    .select((qb) =>
+      qb
+        .select({
+          eventId: sql<string>`${p.eventId}`.as('event_id'),
+          handler: sql<string>`${p.handler}`.as('handler'),
+          attempt: sql<number>`${p.attempts}`.as('attempt'),
+          outcome: sql<HandlerRunParams['outcome']>`${p.outcome}`.as('outcome'),
+          error: sql<string | null>`${p.lastError}`.as('error'),
+          durationMs: sql<number | null>`${p.durationMs}`.as('duration_ms'),
+          finishedAt: sql<number>`${p.updatedAt}`.as('finished_at'),
+          ranBy: sql<string>`${p.ranBy}`.as('ran_by'),
+        })
+        .from(deliveries)
+        .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId))),
+    )
+    .onConflictDoNothing()
+    .returning({ eventId: handlerAttempts.eventId });
+}
+
 /** Records an outcome and releases the lease, only while its claim still holds it. */
 export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>) {
   return db
@@ -147,6 +174,7 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
       nextAttemptAt: p.nextAttemptAt as number | null,
       processedAt: p.processedAt as number | null,
       durationMs: p.durationMs as number | null,
+      ranBy: p.ranBy as string,
       leaseOwner: null,
       leaseUntil: null,
       claimId: null,

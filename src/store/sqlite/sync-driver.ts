@@ -4,6 +4,7 @@ import { createBatcher } from '../../core/batcher.js';
 import { claimParams, outcomeParams, type ClaimParams, type DeliveryRow, type HandlerRunParams, type OutcomeParams } from '../row-mapping.js';
 import * as schema from './schema.js';
 import {
+  attemptStatement,
   claimStatements,
   handlerRunStatement,
   leaseStatement,
@@ -55,9 +56,11 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   const insert = prepareRaw<ClaimParams>(client, claim.insert);
   const bumpStmt = claim.bump.prepare();
   const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'claimId', 'now', 'leaseUntil', 'limit'])).prepare();
-  const runStmt = handlerRunStatement(db, placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs', 'claimId'])).prepare();
+  const runParams = placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs', 'claimId', 'outcome', 'ranBy']);
+  const runStmt = handlerRunStatement(db, runParams).prepare();
+  const attemptStmt = attemptStatement(db, runParams).prepare();
   const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
-    'eventId', 'claimId', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs',
+    'eventId', 'claimId', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs', 'ranBy',
   ])));
 
   // Which write was running when the shared transaction threw (-1: none, BEGIN or COMMIT did).
@@ -138,7 +141,10 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
           const recorded: string[] = [];
           for (const o of outcomes) {
             const { outcome: params, runs } = outcomeParams(o);
-            for (const run of runs) runStmt.all(run as never);
+            for (const run of runs) {
+              runStmt.all(run as never);
+              attemptStmt.all(run as never);
+            }
             if (outcome(params).length > 0) recorded.push(o.eventId);
           }
           return recorded;

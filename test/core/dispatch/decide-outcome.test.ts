@@ -5,7 +5,7 @@ import type { HandlerResult } from '../../../src/core/dispatch/run-handler.js';
 const policy: OutcomePolicy = { owner: 'me', maxAttempts: 3, backoff: { baseMs: 1000, maxMs: 60_000, random: () => 0.5 } };
 const now = 1_790_000_000_000;
 const delivery = (attempts = 0) => ({ eventId: 'e1', attempts });
-const ok = (handler: string, attempt = 1): HandlerResult => ({ handler, attempt, ok: true, permanent: false, interrupted: false, error: null, durationMs: 0 });
+const ok = (handler: string, attempt = 1): HandlerResult => ({ handler, attempt, ok: true, permanent: false, interrupted: false, error: null, durationMs: 0, outcome: 'succeeded' });
 const fail = (handler: string, error: string, extra: Partial<HandlerResult> = {}): HandlerResult => ({
   handler,
   attempt: 1,
@@ -14,6 +14,7 @@ const fail = (handler: string, error: string, extra: Partial<HandlerResult> = {}
   interrupted: false,
   error,
   durationMs: 0,
+  outcome: 'failed',
   ...extra,
 });
 
@@ -54,7 +55,7 @@ describe('decideOutcome', () => {
   it('records the runs of a successful retry in the ledger', () => {
     const outcome = decideOutcome(delivery(1), { kind: 'ran', results: [ok('a', 2)], hadLedger: true }, now, policy);
     expect(outcome).toMatchObject({ status: 'processed', attempts: 2, lastError: null });
-    expect(outcome!.runs).toEqual([{ eventId: 'e1', handler: 'a', status: 'succeeded', attempts: 2, lastError: null, durationMs: 0 }]);
+    expect(outcome!.runs).toEqual([{ eventId: 'e1', handler: 'a', status: 'succeeded', attempts: 2, lastError: null, durationMs: 0, outcome: 'succeeded' }]);
   });
 
   it('fails with backoff when a handler failed before the last attempt, recording every run', () => {

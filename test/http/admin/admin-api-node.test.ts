@@ -78,7 +78,7 @@ describe('admin API (Node)', () => {
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
   });
 
-  it('answers one delivery as a podhook.delivery.v1 record with its body and the ledger runs', async () => {
+  it('answers one delivery as a podhook.delivery.v1 record with its body and every handler run', async () => {
     failHandler('recordBackups');
     const d = await deliver('pod.backup.failed', { pod: { id: 'p1' }, note: 'é' });
     await vi.waitFor(async () => expect(await (async () => (await statusOf(d.eventId)) === 'dead')(), 'dead').toBe(true), { timeout: 5000 });
@@ -95,6 +95,7 @@ describe('admin API (Node)', () => {
     for (const r of runs) {
       expect(typeof r.duration_ms).toBe('number');
       expect(Date.parse(String(r.at))).toBeGreaterThan(0);
+      expect(r.replica).toMatch(/pid\d+/);
     }
     // Processed at the first attempt: no ledger rows, one run per handler of the type.
     const ok = await deliver('pod.created');
@@ -102,6 +103,7 @@ describe('admin API (Node)', () => {
     const okRecord = (await (await api(`/deliveries/${ok.eventId}`)).json()) as { runs: Record<string, unknown>[] };
     expect(okRecord.runs).toMatchObject([{ handler: 'recordAll', attempt: 1, outcome: 'succeeded', error: null }]);
     expect(typeof okRecord.runs[0]!.duration_ms).toBe('number');
+    expect(okRecord.runs[0]!.replica).toBe(runs[0]!.replica);
     expect((await api('/deliveries/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     // An unknown admin route answers the JSON 404, once authenticated (401 before).
     const unknown = await api('/nothing-here');
@@ -148,7 +150,10 @@ describe('admin API (Node)', () => {
     await vi.waitFor(async () => expect(await (async () => (await statusOf(dead.eventId)) === 'processed')(), 'replayed one processed').toBe(true), { timeout: 5000 });
     const record = (await (await api(`/deliveries/${dead.eventId}`)).json()) as { attempts: number; runs: { handler: string; attempt: number; outcome: string }[] };
     expect(record.attempts).toBe(2);
-    expect(record.runs.sort((x, y) => x.handler.localeCompare(y.handler))).toMatchObject([
+    // Every run, oldest first: the failed attempt, then the replay's.
+    expect(record.runs).toMatchObject([
+      { handler: 'recordAll', attempt: 1, outcome: 'succeeded' },
+      { handler: 'recordBackups', attempt: 1, outcome: 'failed' },
       { handler: 'recordAll', attempt: 2, outcome: 'succeeded' },
       { handler: 'recordBackups', attempt: 2, outcome: 'succeeded' },
     ]);
@@ -157,8 +162,9 @@ describe('admin API (Node)', () => {
     await vi.waitFor(async () => expect(await (async () => (await statusOf(dead2.eventId)) === 'processed')(), 'filtered one processed').toBe(true), { timeout: 5000 });
     const runs2 = ((await (await api(`/deliveries/${dead2.eventId}`)).json()) as { runs: { handler: string; attempt: number }[] }).runs;
     // Only the named handler ran again.
-    expect(runs2.sort((x, y) => x.handler.localeCompare(y.handler))).toMatchObject([
+    expect(runs2).toMatchObject([
       { handler: 'recordAll', attempt: 1 },
+      { handler: 'recordBackups', attempt: 1 },
       { handler: 'recordBackups', attempt: 2 },
     ]);
     for (const body of [{}, { event_ids: ['x'] }, { status: 'dead', handler: 'nobody' }, { event_ids: [dead.eventId], extra: 1 }]) {

@@ -88,12 +88,23 @@ describe('admin API on PostgreSQL', () => {
     const replay = await api(live, '/replay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ event_ids: [backup] }) });
     expect(await replay.json()).toEqual({ replayed: 1 });
     await vi.waitFor(async () => expect((await statuses(live))[backup]).toBe('processed'), { timeout: 20_000 });
-    const record = (await (await api(live, `/deliveries/${backup}`)).json()) as { attempts: number; runs: { handler: string; attempt: number; outcome: string }[] };
+    const record = (await (await api(live, `/deliveries/${backup}`)).json()) as {
+      attempts: number;
+      runs: { handler: string; attempt: number; outcome: string; replica: string | null }[];
+    };
     expect(record.attempts).toBe(2);
-    expect(record.runs.sort((x, y) => x.handler.localeCompare(y.handler))).toMatchObject([
+    // Every run, oldest first, each with the replica that ran it: the failing one, then the live one.
+    expect(record.runs).toMatchObject([
+      { handler: 'appendAll', attempt: 1, outcome: 'failed', error: 'Error: appendAll refuses pod.backup.failed' },
+      { handler: 'appendBackups', attempt: 1, outcome: 'failed', error: 'Error: appendBackups refuses pod.backup.failed' },
       { handler: 'appendAll', attempt: 2, outcome: 'succeeded' },
       { handler: 'appendBackups', attempt: 2, outcome: 'succeeded' },
     ]);
+    const [first, , again] = record.runs;
+    expect(first!.replica).toBeTruthy();
+    expect(again!.replica).toBeTruthy();
+    expect(again!.replica).not.toBe(first!.replica);
+    expect(record.runs[1]!.replica).toBe(first!.replica);
     const ran = readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as AppendedCall);
     // Each handler ran once per attempt: the created ones once, the backup twice (failed, then replayed).
     expect(ran.filter((c) => c.id === backup).map((c) => `${c.handler}#${c.attempt}`).sort()).toEqual(['appendAll#1', 'appendAll#2', 'appendBackups#1', 'appendBackups#2']);

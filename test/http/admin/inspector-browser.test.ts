@@ -102,6 +102,13 @@ describe('inspector in Chromium', () => {
     await vi.waitFor(async () => expect(await (async () => (await store.get(dead.eventId))?.status === 'processed')(), 'redelivered one processed').toBe(true), { timeout: 5000 });
     await page.reload();
     expect(await page.textContent('h1 .badge')).toBe('processed');
+    // Every run stays on view, oldest first: the failed attempt above the redelivery's.
+    const rows = await page.$$eval('table.runs tbody tr', (trs) =>
+      trs.map((tr) => ['handler', 'attempt', 'outcome'].map((label) => tr.querySelector(`[data-label="${label}"]`)!.textContent!.trim()).join(' ')),
+    );
+    expect(rows).toEqual(['recordAll 1 succeeded', 'recordBackups 1 failed', 'recordAll 2 succeeded', 'recordBackups 2 succeeded']);
+    expect(await page.textContent('table.runs')).toContain('recordBackups is broken');
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-delivery-runs.png'), fullPage: true });
 
     // Bulk: every dead letter matching the filters, after a count and a confirm step.
     failHandler('recordBackups');
