@@ -2,7 +2,7 @@ import { createAlerter, type Alerter } from '../core/alerts/alerter.js';
 import { combineObservers } from '../core/alerts/combine-observers.js';
 import { createHeartbeat, HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
-import type { Downtime } from '../core/alerts/retry-ladder.js';
+import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';

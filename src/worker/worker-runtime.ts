@@ -1,7 +1,7 @@
 import { createAlerter, type Alerter, type AlertMemory } from '../core/alerts/alerter.js';
 import { createHeartbeat } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
-import type { Downtime } from '../core/alerts/retry-ladder.js';
+import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
