@@ -1,6 +1,9 @@
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { EventType } from '../core/events/event-types.js';
+import type { DeliveryRow } from '../core/transfer/delivery-export.js';
 import type { LogLine } from './capture-logs.js';
+
+export type { DeliveryRow };
 
 export interface TestReceiverOptions {
   /** The handlers under test (your registry, or a few modules). */
@@ -22,21 +25,6 @@ export interface TestReceiverOptions {
   settleTimeoutMs?: number;
 }
 
-/** A delivery row as `podhook deliveries --json` prints it. */
-export interface DeliveryRow {
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  delivery_count: number;
-  received_at: string | null;
-  last_received_at: string | null;
-  last_error: string | null;
-  signature_t: number;
-  next_attempt_at: string | null;
-  processed_at: string | null;
-  body_bytes: number;
-}
 
 /** One handler's entry in the per-handler ledger of an event. */
 export interface HandlerRunRow {
