@@ -1,4 +1,4 @@
-import type { Webhook } from '../admin/webhook.js';
+import type { Webhook } from '../service-api/webhook.js';
 import type { Clock } from '../core/clock.js';
 import { SENDER_RETRY_MINUTES } from '../core/sender-retry-ladder.js';
 import type { Logger } from '../core/observability/logger.js';

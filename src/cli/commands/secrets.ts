@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { secretFingerprint } from '../../admin/secret-fingerprint.js';
+import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { parseConfig } from '../../core/config.js';
 import { openConfiguredStore } from '../../node/open-store.js';
