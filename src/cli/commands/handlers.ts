@@ -32,7 +32,7 @@ names the module and what is wrong).`,
   options: { json: { type: 'boolean' }, ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const { registry, handlers } = await loadValidRegistry(values.handlers as string | undefined);
+    const { registry, handlers } = await loadValidRegistry(values.handlers);
 
     let secrets: StoredSecret[] = [];
     if (storeExists(config)) {
