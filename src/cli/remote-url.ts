@@ -1,4 +1,4 @@
-import { findNonPublicAddress } from '../admin/non-public-address.js';
+import { findNonPublicAddress } from '../service-api/non-public-address.js';
 import { UsageError } from './command.js';
 
 /** `localhost` names and loopback addresses in any spelling the URL parser accepts. */

@@ -1,4 +1,4 @@
-import { resolveSigningSecret } from '../node/signing-secret.js';
+import { resolveSigningSecret } from './signing-secret.js';
 import { UsageError } from './command.js';
 
 /** The `--secret` option of `send` and `trigger`. */

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
-import { validateCreateWebhookBody } from '../admin/create-webhook-body.js';
-import { WEBHOOKS_PATH, type Webhook } from '../admin/webhook.js';
+import { validateCreateWebhookBody } from '../service-api/create-webhook-body.js';
+import { WEBHOOKS_PATH, type Webhook } from '../service-api/webhook.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { PodhookError } from '../core/errors.js';
 import { defaultPayload } from '../core/events/default-payloads.js';

@@ -1,11 +1,9 @@
-import type { Webhook } from '../admin/webhook.js';
+import type { Webhook } from '../service-api/webhook.js';
 import type { Clock } from '../core/clock.js';
+import { SENDER_RETRY_MINUTES } from '../core/sender-retry-ladder.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createDeliveryPoster } from '../core/transfer/post-delivery.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
-
-/** Minutes between a failed delivery and its retries (spec: Events rule 3, Limits "Retry schedule"). */
-export const RETRY_SCHEDULE_MINUTES: readonly number[] = [1, 5, 15, 60, 180, 360, 720];
 
 /** A webhook as the emulator keeps it: the resource plus its signing secret. */
 export interface EmulatedWebhook extends Webhook {
@@ -81,7 +79,7 @@ export function createDeliveryScheduler({
   logger,
   fetch: fetchFn = globalThis.fetch,
   timeScale = 1,
-  retryScheduleMinutes = RETRY_SCHEDULE_MINUTES,
+  retryScheduleMinutes = SENDER_RETRY_MINUTES,
   timeoutMs = 10_000,
   maxRecords = 10_000,
 }: DeliverySchedulerOptions): DeliveryScheduler {

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import type { Alerter } from '../core/alerts/alerter.js';
 import { HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
-import type { Downtime } from '../core/alerts/retry-ladder.js';
+import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';

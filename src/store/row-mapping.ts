@@ -1,6 +1,6 @@
 import { and, eq, gte, or, type Column, type SQL } from 'drizzle-orm';
 import type { HeartbeatRecord } from '../core/alerts/heartbeat-store.js';
-import type { Downtime } from '../core/alerts/retry-ladder.js';
+import type { Downtime } from '../core/alerts/retry-outlook.js';
 import type { DispatchOutcome, HandlerAttemptOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
 import type { Delivery, NewDelivery, QuarantineResult } from '../core/delivery.js';
 import type { Tables } from './store-backend.js';

@@ -4,10 +4,5 @@ export { testEvent, type DeepPartial, type TestEventOverrides, type TestPayload 
 export { runHandler, type RunHandlerOptions, type RunHandlerResult } from './run-handler.js';
 export { captureLogs, type LogLevel, type LogLine } from './capture-logs.js';
 export { signatureHeader, signDelivery, type SignDeliveryOptions, type SignedDelivery } from './sign.js';
-export {
-  createTestReceiver,
-  type DeliveryRow,
-  type HandlerRunRow,
-  type TestReceiver,
-  type TestReceiverOptions,
-} from './test-receiver.js';
+export { createTestReceiver } from './create-test-receiver.js';
+export type { DeliveryRow, HandlerRunRow, TestReceiver, TestReceiverOptions } from './test-receiver.js';

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deliveryJson } from '../cli/commands/deliveries.js';
 import { parseConfig, type Config } from '../core/config.js';
 import { createRouter } from '../core/dispatch/router.js';
+import { deliveryJson } from '../core/transfer/delivery-export.js';
 import { createNodeRuntime } from '../node/node-runtime.js';
 import { captureLogs } from './capture-logs.js';
 import { signDelivery } from './sign.js';

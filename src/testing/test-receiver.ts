@@ -1,6 +1,9 @@
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { EventType } from '../core/events/event-types.js';
+import type { DeliveryRow } from '../core/transfer/delivery-export.js';
 import type { LogLine } from './capture-logs.js';
+
+export type { DeliveryRow };
 
 export interface TestReceiverOptions {
   /** The handlers under test (your registry, or a few modules). */
@@ -22,21 +25,6 @@ export interface TestReceiverOptions {
   settleTimeoutMs?: number;
 }
 
-/** A delivery row as `podhook deliveries --json` prints it. */
-export interface DeliveryRow {
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  delivery_count: number;
-  received_at: string | null;
-  last_received_at: string | null;
-  last_error: string | null;
-  signature_t: number;
-  next_attempt_at: string | null;
-  processed_at: string | null;
-  body_bytes: number;
-}
 
 /** One handler's entry in the per-handler ledger of an event. */
 export interface HandlerRunRow {
@@ -65,28 +53,4 @@ export interface TestReceiver {
   logs(): LogLine[];
   /** Stops the receiver and removes its temporary database. */
   close(): Promise<void>;
-}
-
-const inWorkerd = () => typeof navigator !== 'undefined' && navigator.userAgent === 'Cloudflare-Workers';
-
-/**
- * A real receiver (ingest, the SQLite store on a temporary file, the dispatcher) in this
- * process, reached through `app.request`: no port. Node only: it needs better-sqlite3.
- *
- * @example
- * const receiver = await createTestReceiver({ handlers });
- * expect((await receiver.deliver('pod.created')).status).toBe(200);
- * await receiver.settle();
- * expect((await receiver.deliveries())[0]!.status).toBe('processed');
- * await receiver.close();
- */
-export async function createTestReceiver(options: TestReceiverOptions): Promise<TestReceiver> {
-  if (inWorkerd()) {
-    throw new Error(
-      'createTestReceiver runs on Node only (it stores deliveries with better-sqlite3): in the workerd pool, test handlers with runHandler and testEvent (docs/handlers.md)',
-    );
-  }
-  // Loaded on demand, so `podhook/testing` itself imports nothing Node-only.
-  const { startTestReceiver } = await import('./node-test-receiver.js');
-  return startTestReceiver(options);
 }

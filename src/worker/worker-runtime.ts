@@ -1,5 +1,5 @@
 import type { Alerter, AlertMemory } from '../core/alerts/alerter.js';
-import type { Downtime } from '../core/alerts/retry-ladder.js';
+import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseConfig, type Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateWebhookUrl } from '../../src/admin/validate-webhook-url.js';
+import { validateWebhookUrl } from '../../src/service-api/validate-webhook-url.js';
 import { REQUEST_ID_PATTERN } from '../../src/http/request-id.js';
 import { SECRET_NOTE } from '../../src/emulator/create-service-emulator.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { secretFingerprint } from '../../src/admin/secret-fingerprint.js';
+import { secretFingerprint } from '../../src/service-api/secret-fingerprint.js';
 import { main } from '../../src/cli/main.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { runCli } from '../helpers/spawn-podhook.js';

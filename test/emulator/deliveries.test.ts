@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handlers } from '../fixtures/recording-handlers.js';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
-import { RETRY_SCHEDULE_MINUTES, type DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
+import type { DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
+import { SENDER_RETRY_MINUTES } from '../../src/core/sender-retry-ladder.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
@@ -168,9 +169,9 @@ describe('the emulator delivers events as the service does', () => {
     await vi.waitFor(async () => expect((await deliveries(emu, `?event_id=${second.id}`))[0]?.status !== 'pending', 'second settled').toBe(true), { timeout: 2000 });
 
     const [gaveUp] = await deliveries(emu, `?event_id=${first.id}`);
-    expect(gaveUp!.attempts).toHaveLength(1 + RETRY_SCHEDULE_MINUTES.length);
+    expect(gaveUp!.attempts).toHaveLength(1 + SENDER_RETRY_MINUTES.length);
     const sent = gaveUp!.attempts.map((a) => Date.parse(a.sent_at));
-    RETRY_SCHEDULE_MINUTES.forEach((minutes, i) => {
+    SENDER_RETRY_MINUTES.forEach((minutes, i) => {
       expect(sent[i + 1]! - sent[i]!).toBeGreaterThanOrEqual(Math.floor(minutes * 60_000 * scale) - 2);
     });
     // The other event's retries stop with it: the webhook is disabled, not the delivery.

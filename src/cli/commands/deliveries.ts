@@ -1,12 +1,10 @@
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
-import { deliveryJson } from '../../core/transfer/delivery-export.js';
+import { deliveryJson, type DeliveryRow } from '../../core/transfer/delivery-export.js';
 import { parseConfig } from '../../core/config.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { openExistingStore, parseFilters } from '../delivery-filters.js';
 import { parseEventType } from '../event-arguments.js';
 import { formatTable } from '../format-table.js';
-
-export { deliveryJson };
 
 export const deliveriesCommand = defineCommand({
   name: 'deliveries',
@@ -58,6 +56,6 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
   },
 });
 
-function table(rows: ReturnType<typeof deliveryJson>[]): string {
+function table(rows: DeliveryRow[]): string {
   return formatTable(['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count', 'last_error'], rows);
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RETRY_SCHEDULE_MINUTES } from '../../emulator/delivery-scheduler.js';
+import { SENDER_RETRY_MINUTES } from '../../core/sender-retry-ladder.js';
 import { startEmulator } from '../../emulator/start-emulator.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
@@ -16,7 +16,7 @@ export const emulateCommand = defineCommand({
   POST /_emulator/events     {"type":"pod.created","data":{...},"id":"<uuid>"} (data and id
                              optional): delivers to every webhook that takes the type, signed
                              as the service signs (x-svc-signature t=…,v1=…), retried after
-                             ${RETRY_SCHEDULE_MINUTES.join(', ')} minutes × --time-scale, then the
+                             ${SENDER_RETRY_MINUTES.join(', ')} minutes × --time-scale, then the
                              webhook gets disabled_by_us_at and nothing more is sent to it
   GET  /_emulator/webhooks   the webhooks: failure_count, last_error, last_delivery_at,
                              disabled_by_us_at (never the secret)
@@ -74,7 +74,7 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
   register:   SVC_BASE_URL=${running.url} SVC_API_KEY=${offeredKey?.trim() ? '<your key>' : apiKey} npx podhook register --url <url>${local}
   emit:       curl -X POST ${running.url}/_emulator/events -H 'content-type: application/json' -d '{"type":"pod.created"}'
   log:        curl ${running.url}/_emulator/deliveries
-  retries:    ${RETRY_SCHEDULE_MINUTES.join(', ')} minutes × ${timeScale}
+  retries:    ${SENDER_RETRY_MINUTES.join(', ')} minutes × ${timeScale}
 `);
     logger.info({ url: running.url, time_scale: timeScale, allow_local_urls: values['allow-local-url'] === true }, 'emulator listening');
     logger.info({ signal: await signal }, 'signal received');

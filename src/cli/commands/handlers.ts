@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { coverageMismatch, handlerCoverage, subscribedTypes } from '../../core/events/handler-coverage.js';
 import { describeStore, parseConfig } from '../../core/config.js';
@@ -7,6 +6,7 @@ import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT } from '../command.js';
 import { formatTable } from '../format-table.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
+import { storeExists } from '../store-exists.js';
 
 export const handlersCommand = defineCommand({
   name: 'handlers',
@@ -32,10 +32,10 @@ names the module and what is wrong).`,
   options: { json: { type: 'boolean' }, ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const { registry, handlers } = await loadValidRegistry(values.handlers as string | undefined);
+    const { registry, handlers } = await loadValidRegistry(values.handlers);
 
     let secrets: StoredSecret[] = [];
-    if (config.databaseUrl !== null || existsSync(config.databasePath)) {
+    if (storeExists(config)) {
       const { store, close } = await openConfiguredStore(config);
       try {
         secrets = await store.listSecrets();

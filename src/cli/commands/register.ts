@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { validateCreateWebhookBody } from '../../admin/create-webhook-body.js';
-import { secretFingerprint } from '../../admin/secret-fingerprint.js';
-import { createServiceClient } from '../../admin/service-client.js';
-import { ServiceError } from '../../admin/service-error.js';
-import { API_KEY_HOME, type CreatedWebhook } from '../../admin/webhook.js';
+import { validateCreateWebhookBody } from '../../service-api/create-webhook-body.js';
+import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
+import { createServiceClient } from '../../service-api/service-client.js';
+import { ServiceError } from '../../service-api/service-error.js';
+import { API_KEY_HOME, type CreatedWebhook } from '../../service-api/webhook.js';
 import { EVENT_TYPES } from '../../core/events/event-types.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { describeStore, parseConfig } from '../../core/config.js';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { secretFingerprint } from '../../admin/secret-fingerprint.js';
+import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { parseConfig } from '../../core/config.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { formatTable } from '../format-table.js';
+import { storeExists } from '../store-exists.js';
 
 const MAX_SECRET_BYTES = 1024;
 
@@ -76,7 +76,7 @@ Exit codes: 0 done, 1 nothing to list from / no such secret / already stored,
 
 async function list(json: boolean, io: CommandIo): Promise<number> {
   const config = parseConfig(io.env);
-  if (config.databaseUrl === null && !existsSync(config.databasePath)) {
+  if (!storeExists(config)) {
     io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH, or run podhook register first)\n`);
     return EXIT.failure;
   }
@@ -117,7 +117,7 @@ async function add(webhookId: string | undefined, url: string | undefined, io: C
 
 async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
   const config = parseConfig(io.env);
-  if (config.databaseUrl === null && !existsSync(config.databasePath)) {
+  if (!storeExists(config)) {
     io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH)\n`);
     return EXIT.failure;
   }

@@ -1,4 +1,5 @@
-import { RETRY_LADDER_MINUTES, retryOutlook, type Downtime } from './retry-ladder.js';
+import { SENDER_RETRY_MINUTES } from '../sender-retry-ladder.js';
+import { retryOutlook, type Downtime } from './retry-outlook.js';
 
 /** What an alert is about. `conflict`: deliveries quarantined as conflicts (reliability work). */
 export type AlertKind = 'dead_letter' | 'handler_failing' | 'downtime' | 'conflict';
@@ -143,7 +144,7 @@ export function handlerFailingAlert({ handler, runs, failures, windowMinutes }: 
 export function downtimeAlert(downtime: Downtime): Alert {
   const o = retryOutlook(downtime);
   const down = `podhook was down for ${formatDuration(o.downtimeMs)} (from ${formatUtc(downtime.from)} until ${formatUtc(downtime.until)}).`;
-  const ladder = `${RETRY_LADDER_MINUTES.slice(0, -1).join(', ')} and ${RETRY_LADDER_MINUTES.at(-1)} minutes`;
+  const ladder = `${SENDER_RETRY_MINUTES.slice(0, -1).join(', ')} and ${SENDER_RETRY_MINUTES.at(-1)} minutes`;
   const outlook = o.probablyDisabled
     ? `That is longer than the service's retries (${ladder}, about 22.4 hours): it has probably disabled the webhook ` +
       `(disabled_by_us_at set around ${formatUtc(o.disabledAround!)}) and sends nothing more until it is re-enabled. ` +
@@ -160,7 +161,7 @@ export function downtimeAlert(downtime: Downtime): Alert {
         down_from: iso(downtime.from),
         down_until: iso(downtime.until),
         down_minutes: Math.round(o.downtimeMs / 60_000),
-        retry_ladder_minutes: [...RETRY_LADDER_MINUTES],
+        retry_ladder_minutes: [...SENDER_RETRY_MINUTES],
         retries_due_by: iso(o.retriesDueBy),
         probably_disabled: o.probablyDisabled,
         disabled_around: iso(o.disabledAround),

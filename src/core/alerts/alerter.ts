@@ -5,7 +5,7 @@ import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, hand
 import { createFailingWindow, type FailingWindow } from './failing-window.js';
 import { postAlert, type AlertPost, type PostOutcome, type Sleep } from './post-alert.js';
 import { createAlertRateLimit, type AlertRateLimit } from './rate-limit.js';
-import type { Downtime } from './retry-ladder.js';
+import type { Downtime } from './retry-outlook.js';
 import { scrubError } from './scrub-error.js';
 
 /** The window `handler_failing` looks at. */

@@ -1,4 +1,4 @@
-import type { Downtime } from './retry-ladder.js';
+import type { Downtime } from './retry-outlook.js';
 
 /** The receiver's last heartbeat and the last downtime it found. */
 export interface HeartbeatRecord {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { HeartbeatStore } from './heartbeat-store.js';
-import type { Downtime } from './retry-ladder.js';
+import type { Downtime } from './retry-outlook.js';
 
 /** How often a running receiver records that it is up. */
 export const HEARTBEAT_EVERY_MS = 30_000;

@@ -64,6 +64,32 @@ export interface ExportRecord {
   body_base64: string;
 }
 
+/**
+ * A delivery as one row of `podhook deliveries --json`, `GET /_podhook/api/deliveries` and the
+ * test kit's `deliveries()`: the export record's fields, the body's size instead of the body and
+ * its headers, and `conflict_with` always present.
+ */
+export interface DeliveryRow
+  extends Pick<
+    ExportRecord,
+    | 'event_id'
+    | 'event_type'
+    | 'status'
+    | 'attempts'
+    | 'delivery_count'
+    | 'received_at'
+    | 'last_received_at'
+    | 'last_error'
+    | 'signature_t'
+    | 'next_attempt_at'
+    | 'processed_at'
+  > {
+  /** The body's size in bytes. */
+  body_bytes: number;
+  /** The stored delivery a quarantined one conflicts with; null otherwise. */
+  conflict_with: string | null;
+}
+
 /** A line of an export file that cannot be read. */
 export class ExportFormatError extends PodhookError {
   constructor(message: string) {
@@ -73,19 +99,16 @@ export class ExportFormatError extends PodhookError {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/**
- * A delivery as one row of `podhook deliveries --json` and `GET /_podhook/api/deliveries`
- * (no body: the export record carries it).
- */
-export function deliveryJson(d: Delivery) {
+/** A stored delivery as one row (no body: the export record carries it). */
+export function deliveryJson(d: Delivery): DeliveryRow {
   return {
     event_id: d.eventId,
     event_type: d.eventType,
     status: d.status,
     attempts: d.attempts,
     delivery_count: d.deliveryCount,
-    received_at: iso(d.receivedAt),
-    last_received_at: iso(d.lastReceivedAt),
+    received_at: iso(d.receivedAt)!,
+    last_received_at: iso(d.lastReceivedAt)!,
     last_error: d.lastError,
     signature_t: d.signatureT,
     next_attempt_at: iso(d.nextAttemptAt),

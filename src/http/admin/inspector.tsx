@@ -13,7 +13,8 @@ import type { AdminEnv } from './admin-env.js';
 import { MAX_DURATION_SAMPLES, readRuns, pageOf, parseListQuery, statsAnswer, type StatsAnswer } from './admin-queries.js';
 import { OutcomeChart } from './outcome-chart.js';
 import { INSPECTOR_CSS } from './inspector-style.js';
-import { SENDER_RETRY_MINUTES, ladderReading } from './sender-ladder.js';
+import { GIVE_UP_AFTER_MS, SENDER_RETRY_MINUTES } from '../../core/sender-retry-ladder.js';
+import { ladderReading } from './ladder-reading.js';
 
 /** The most dead letters one confirm step redelivers (and counts). */
 const MAX_BULK = 10_000;
@@ -62,7 +63,6 @@ function StatusBadge({ status }: { status: string }) {
 
 function Banner({ stats }: { stats: StatsAnswer }) {
   const d = stats.last_downtime;
-  const total = SENDER_RETRY_MINUTES.reduce((a, b) => a + b, 0);
   return (
     <>
       {stats.dead_letters > 0 ? (
@@ -74,7 +74,7 @@ function Banner({ stats }: { stats: StatsAnswer }) {
       {d ? (
         <p class="banner down" role="alert">
           <strong>podhook was down for {d.minutes < 120 ? `${d.minutes} min` : `${+(d.minutes / 60).toFixed(1)} h`}</strong> ({d.from} to {d.until}). The sender retries after {SENDER_RETRY_MINUTES.join(', ')} min;
-          {d.minutes > total ? ' past about 22.4 h it has probably disabled the webhook: re-enable it.' : ' deliveries sent meanwhile should arrive on its retries.'}
+          {d.minutes * 60_000 > GIVE_UP_AFTER_MS ? ' past about 22.4 h it has probably disabled the webhook: re-enable it.' : ' deliveries sent meanwhile should arrive on its retries.'}
         </p>
       ) : null}
     </>

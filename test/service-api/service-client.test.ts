@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceClient, type ServiceClientOptions } from '../../src/admin/service-client.js';
-import { ServiceError } from '../../src/admin/service-error.js';
+import { createServiceClient, type ServiceClientOptions } from '../../src/service-api/service-client.js';
+import { ServiceError } from '../../src/service-api/service-error.js';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { parseConfig } from '../core/config.js';
 import { openConfiguredStore } from '../store/node-store.js';
+import { storeExists } from './store-exists.js';
 
 /**
  * The secret `podhook send` and `podhook trigger` sign with: the one given, else the first of
@@ -12,7 +12,7 @@ export async function resolveSigningSecret(explicit: string | undefined, env: Re
   const config = parseConfig(env);
   if (config.secrets[0] !== undefined) return config.secrets[0];
   // Never create a database just to look for a secret in it.
-  if (config.databaseUrl === null && !existsSync(config.databasePath)) return null;
+  if (!storeExists(config)) return null;
   const { store, close } = await openConfiguredStore(config);
   try {
     return (await store.listSecrets())[0]?.secret ?? null;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { validateCreateWebhookBody } from '../../src/admin/create-webhook-body.js';
-import { validateWebhookUrl } from '../../src/admin/validate-webhook-url.js';
+import { validateCreateWebhookBody } from '../../src/service-api/create-webhook-body.js';
+import { validateWebhookUrl } from '../../src/service-api/validate-webhook-url.js';
 import { ACCEPTED_URLS, REFUSED_URLS } from '../fixtures/webhook-urls.js';
 
 describe('validateWebhookUrl: the service rules, before any request', () => {

@@ -1,16 +1,4 @@
-/** The sender's retry schedule for a failed delivery, in minutes after the previous attempt (spec: Webhook deliveries). */
-export const RETRY_LADDER_MINUTES = [1, 5, 15, 60, 180, 360, 720] as const;
-
-const MINUTE_MS = 60_000;
-
-/** When each retry comes, counted from the first attempt (ms): 1, 6, 21, 81, 261, 621, 1341 minutes. */
-export const RETRY_OFFSETS_MS: readonly number[] = RETRY_LADDER_MINUTES.reduce<number[]>(
-  (offsets, minutes) => [...offsets, (offsets.at(-1) ?? 0) + minutes * MINUTE_MS],
-  [],
-);
-
-/** The last retry of a delivery, after its first attempt: about 22.4 hours. Past it the service disables the webhook. */
-export const GIVE_UP_AFTER_MS = RETRY_OFFSETS_MS.at(-1)!;
+import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS } from '../sender-retry-ladder.js';
 
 /** A time the receiver did not answer: from its last heartbeat until it came back (epoch ms). */
 export interface Downtime {

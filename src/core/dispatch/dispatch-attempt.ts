@@ -1,0 +1,104 @@
+import { createBatcher } from '../batcher.js';
+import type { Clock } from '../clock.js';
+import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from '../delivery-store.js';
+import type { Logger } from '../observability/logger.js';
+import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
+import type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observer.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { Router } from './router.js';
+import { parseDeliveryBody, type HandlerResult, type HandlerRunner } from './run-handler.js';
+
+export interface DispatchAttemptOptions {
+  store: Pick<DeliveryStore, 'completeDispatch'>;
+  router: Router;
+  runner: HandlerRunner;
+  /** Whose claim holds the delivery now: an attempt whose claim lost it records nothing. */
+  leases: Pick<LeaseKeeper, 'claimOf'>;
+  logger: Logger;
+  clock: Clock;
+  policy: OutcomePolicy;
+  observer: DispatchObserver;
+  /** How outcome writes are deferred to share a transaction (Node: setImmediate). */
+  schedule?: (flush: () => void) => void;
+}
+
+/**
+ * Runs one attempt of a leased delivery in its slot and records the outcome; `free` gives the
+ * slot back once the handlers are done. `parsed` is the body ingest already parsed (hand-offs).
+ */
+export type DispatchAttempt = (
+  delivery: Delivery,
+  claimId: string,
+  ledger: readonly HandlerRun[],
+  parsed: unknown,
+  free: () => void,
+) => Promise<void>;
+
+/**
+ * One delivery's attempt: the handlers that have not yet succeeded for it (the per-handler
+ * ledger), the outcome decided by `decideOutcome`, and its write, fenced by the claim id and
+ * batched with the other outcomes ready at the same turn of the event loop.
+ */
+export function createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule }: DispatchAttemptOptions): DispatchAttempt {
+  /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
+  const complete = createBatcher<DispatchOutcome, boolean>({
+    execute: async (batch) => {
+      const recorded = new Set(await store.completeDispatch(batch));
+      return batch.map((o) => recorded.has(o.eventId));
+    },
+    schedule,
+  });
+
+  return async function dispatchOne(delivery, claimId, ledger, parsed, free) {
+    const handlers = router.handlersFor(delivery.eventType);
+    let report: AttemptReport;
+    let results: readonly HandlerResult[] = NO_RESULTS;
+    if (handlers.length === 0) {
+      report = { kind: 'no-handler' };
+    } else {
+      const body = parsed !== undefined ? { ok: true as const, payload: parsed } : parseDeliveryBody(delivery.body);
+      if (!body.ok) {
+        report = { kind: 'invalid-body', error: body.error };
+      } else {
+        // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded.
+        const pending =
+          ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && r.status === 'succeeded'));
+        results = await Promise.all(
+          pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
+        );
+        report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
+      }
+    }
+    free(); // the slot is for handlers; the outcome write that follows needs none
+    const outcome = decideOutcome(delivery, report, clock(), policy);
+    // Interrupted by shutdown: no outcome, so `stop` gives the lease back with the attempts unchanged.
+    // Lease lost: the claim that holds it now records the outcome (the store fences this one anyway).
+    if (outcome === null || leases.claimOf(delivery.eventId) !== claimId) return;
+    outcome.claimId = claimId;
+    if (!(await complete(outcome))) {
+      logger.warn({ event_id: delivery.eventId, claim_id: claimId, status: outcome.status }, 'lease lost: outcome not recorded, another claim holds the delivery');
+      observer.leaseLost?.('outcome_fenced');
+      return;
+    }
+    if (observer.deliveryFinished) {
+      observer.deliveryFinished(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
+    }
+    if (outcome.status === 'dead') {
+      logger.warn({ event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, last_error: outcome.lastError }, 'delivery dead');
+    } else if (outcome.status === 'failed') {
+      logger.info(
+        { event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, next_attempt_at: new Date(outcome.nextAttemptAt!).toISOString() },
+        'delivery will retry',
+      );
+    }
+  };
+}
+
+const NO_RESULTS: readonly HandlerResult[] = [];
+const NO_FAILURES: DeliveryFinishedDetail['failures'] = Object.freeze([]);
+
+function failuresOf(results: readonly HandlerResult[]): DeliveryFinishedDetail['failures'] {
+  let failures: Array<{ handler: string; error: string }> | undefined;
+  for (const r of results) if (!r.ok) (failures ??= []).push({ handler: r.handler, error: r.error ?? '' });
+  return failures ?? NO_FAILURES;
+}
