@@ -1,6 +1,7 @@
 // A deployed podhook for `podhook listen` tests: a Node `podhook serve` or the Worker under
 // `wrangler dev --local`, each spawned on 127.0.0.1 with its own database, ADMIN_TOKEN set and
 // its dispatcher off (so the remote's rows keep the statuses the test gave them).
+import { waitReady } from './replicas.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -38,6 +39,8 @@ export async function startNodeRemote(dir: string, seed: readonly ExportRecord[]
   const imported = await runCli(['import', file], env);
   if (imported.code !== 0) throw new Error(`seed import failed: ${imported.stderr}`);
   const server = await spawnServer(env);
+  // "listening" comes before PostgreSQL is reached; until then the remote's API answers 503.
+  if (databaseUrl !== undefined) await waitReady([server.url]);
   return {
     url: server.url,
     output: server.output,
