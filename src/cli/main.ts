@@ -9,6 +9,7 @@ import { importCommand } from './commands/import.js';
 import { listenCommand } from './commands/listen.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
+import { schemasCommand } from './commands/schemas.js';
 import { secretsCommand } from './commands/secrets.js';
 import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
@@ -27,6 +28,7 @@ const COMMANDS: readonly Command[] = [
   sendCommand,
   triggerCommand,
   handlersCommand,
+  schemasCommand,
 ];
 
 function overview(): string {
