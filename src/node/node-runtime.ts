@@ -66,6 +66,8 @@ export interface NodeRuntime {
   prune(): Promise<number>;
   /** Alerts to ALERT_WEBHOOK_URL (`alerts.conflict(...)` for quarantined conflicts). */
   alerts: Alerter;
+  /** Body bytes held now by requests being read, out of MAX_INFLIGHT_BODY_BYTES (tests wait on it). */
+  bodyBytesInFlight(): number;
   /** The last downtime found from the heartbeats (epoch ms), for the inspector's banner and stats. */
   lastDowntime(): Promise<Downtime | null>;
   /** Stops background work, lets in-flight handlers finish within `graceMs`, closes the database. */
@@ -191,12 +193,13 @@ export function createNodeRuntime({
   });
 
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: metrics.onOutcome });
+  const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
   const { adminToken } = config;
   const app = createApp({
     ingest,
     logger,
     webhookPath: config.webhookPath,
-    ingestSource: createNodeIngestSource(createBodyBudget(config.limits.maxInflightBodyBytes)),
+    ingestSource: createNodeIngestSource(bodyBudget),
     customize,
     extend: (a) => {
       a.get('/metrics', async (c) => {
@@ -236,6 +239,7 @@ export function createNodeRuntime({
     storeReady: postgres?.ready ?? Promise.resolve(),
     prune,
     alerts,
+    bodyBytesInFlight: () => config.limits.maxInflightBodyBytes - bodyBudget.available(),
     lastDowntime: () => heartbeat.lastDowntime(),
     startBackground() {
       const start = () => {
