@@ -49,6 +49,8 @@ export interface NodeRuntime {
   lastDowntime(): Promise<Downtime | null>;
   /** Stops background work, lets in-flight handlers finish within `graceMs`, closes the database. */
   close(graceMs?: number): Promise<void>;
+  /** Body bytes held right now by requests being read (MAX_INFLIGHT_BODY_BYTES less what is left): tests wait on it. */
+  bodyBytesInFlight(): number;
 }
 
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -97,6 +99,7 @@ export function createNodeRuntime({
   };
 
   const metrics = createPodhookMetrics(store, { clock });
+  const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
   const wired = wireReceiver({
     config,
     store,
@@ -117,7 +120,7 @@ export function createNodeRuntime({
     storeHealth: opened.health,
     onOutcome: metrics.onOutcome,
     onConflict,
-    ingestSource: createNodeIngestSource(createBodyBudget(config.limits.maxInflightBodyBytes)),
+    ingestSource: createNodeIngestSource(bodyBudget),
     customize,
     extend: (app) => {
       if (config.metricsToken !== null) app.use('/metrics', metricsBearer(config.metricsToken));
@@ -149,6 +152,7 @@ export function createNodeRuntime({
     prune,
     alerts,
     lastDowntime: () => heartbeat.lastDowntime(),
+    bodyBytesInFlight: () => config.limits.maxInflightBodyBytes - bodyBudget.available(),
     startBackground() {
       // The heartbeat and the poll wait until the store is reached (on PostgreSQL: no error lines meanwhile).
       void opened.ready.then(() => {

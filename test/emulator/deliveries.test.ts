@@ -162,8 +162,9 @@ describe('the emulator delivers events as the service does', () => {
     const emu = await emulator({ timeScale: scale });
     const webhook = await createWebhook(emu, `http://127.0.0.1:${port}/webhooks`);
     const first = emu.emulator.emit({ type: 'pod.expiring' });
-    // A second event a second later: its own schedule would end a second after the first's.
-    await new Promise((r) => setTimeout(r, 1000));
+    // A second event once the first has had six retries: its own schedule would end that much
+    // (about 1.9 s here) after the first's, so its retries are still pending when the first gives up.
+    await vi.waitFor(() => expect(emu.emulator.deliveries().find((d) => d.event_id === first.id)!.attempts.length, 'six retries of the first').toBe(7), { timeout: 10_000 });
     const second = emu.emulator.emit({ type: 'pod.renewed' });
     await vi.waitFor(async () => expect((await deliveries(emu, `?event_id=${first.id}`))[0]?.status === 'gave_up', 'gave up').toBe(true), { timeout: 15_000 });
     await vi.waitFor(async () => expect((await deliveries(emu, `?event_id=${second.id}`))[0]?.status !== 'pending', 'second settled').toBe(true), { timeout: 2000 });
@@ -183,9 +184,14 @@ describe('the emulator delivers events as the service does', () => {
     expect(webhooks[0]!.failure_count).toBeGreaterThanOrEqual(8);
     expect(Date.parse(webhooks[0]!.disabled_by_us_at as string)).toBeGreaterThan(0);
 
+    // The next event goes to a webhook still enabled and not to the disabled one: once the
+    // enabled one has it, the emulator has sent that event wherever it was going to.
+    const live = await captureServer([]);
+    const liveHook = await createWebhook(emu, live.url);
     const after = emu.emulator.emit({ type: 'pod.created' });
-    expect(after.webhook_ids).toEqual([]);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await deliveries(emu, `?event_id=${after.id}`)).toEqual([]);
+    expect(after.webhook_ids).toEqual([liveHook.id]);
+    await vi.waitFor(() => expect(live.requests.length, 'delivered to the enabled webhook').toBe(1), { timeout: 5000 });
+    expect((await deliveries(emu, `?event_id=${after.id}`)).map((d) => d.webhook_id)).toEqual([liveHook.id]);
+    expect(emu.emulator.webhooks().find((w) => w.id === webhook.id)!.failure_count).toBe(webhooks[0]!.failure_count);
   });
 });

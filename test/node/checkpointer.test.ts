@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
@@ -17,6 +17,16 @@ function openWalOnly() {
   return { path, sqlite, write, close };
 }
 
+/**
+ * Whether every frame in the WAL has been copied into the database: the wal-index header's
+ * mxFrame equals the checkpoint's nBackfill (native byte order; https://www.sqlite.org/walformat.html).
+ * Then the next commit rewinds the WAL.
+ */
+function walCopied(path: string): boolean {
+  const shm = readFileSync(`${path}-shm`);
+  return shm.readUInt32LE(16) === shm.readUInt32LE(96);
+}
+
 describe('checkpointer', () => {
   it('checkpoints from its own thread, so the WAL is rewound while auto-checkpoint is off', async () => {
     const { path, sqlite, write, close } = openWalOnly();
@@ -28,9 +38,9 @@ describe('checkpointer', () => {
 
     const checkpointer = startCheckpointer({ path, intervalMs: 20 });
     await vi.waitFor(() => expect(statSync(path).size, 'pages copied into the database file').toBeGreaterThan(8_000_000), { timeout: 5000 });
-    // With the WAL fully checkpointed, the next commits rewind it: it is reused, not grown.
+    // Once a timed pass has copied these frames too, the next commit rewinds the WAL: it is reused, not grown.
     write(10);
-    await new Promise((r) => setTimeout(r, 100));
+    await vi.waitFor(() => expect(walCopied(path), 'every WAL frame copied').toBe(true), { timeout: 5000 });
     for (let i = 0; i < 50; i++) write(10); // 2 MB more data
     expect(statSync(`${path}-wal`).size).toBeLessThan(walBefore + 1_000_000);
     await checkpointer.stop();

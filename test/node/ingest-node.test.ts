@@ -172,10 +172,11 @@ describe('Node ingest over real HTTP on 127.0.0.1', () => {
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     socket.write(head);
     socket.write(d.body.subarray(0, 10));
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the server has the head and 10 bytes
+    await vi.waitFor(() => expect(server.runtime.bodyBytesInFlight(), 'the server has the head and 10 bytes').toBe(10), { timeout: 5000 });
     socket.destroy();
     await vi.waitFor(() => expect(log.records().some((r) => r.request_id === 'req-cut-off-01')).toBe(true), { timeout: 5000 });
     expect(log.records().find((r) => r.request_id === 'req-cut-off-01')).toMatchObject({ outcome: 'rejected', reason: 'body_incomplete' });
+    expect(server.runtime.bodyBytesInFlight()).toBe(0); // the 10 bytes are given back
     expect(await server.runtime.store.get(d.eventId)).toBeNull();
 
     const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });

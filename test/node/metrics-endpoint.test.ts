@@ -52,19 +52,43 @@ describe('GET /metrics', () => {
   });
 });
 
+/** Whether a new connection gets GET /healthz answered: under MAX_CONNECTIONS=1, only once no other is open. */
+function servedAlone(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (c) => (answer += c));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(answer.startsWith('HTTP/1.1 200 ')));
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  });
+}
+
 describe('unauthenticated clients cannot produce error-level log lines', () => {
   it('a sender hanging up mid-body on a path Hono answers is logged at info', async () => {
-    const { server, log } = await serve();
-    for (const target of [`${server.url}/webhooks`, `${server.url}/webhooks/`]) {
+    // One connection at a time: a new one is served only once the server has closed the one before.
+    const { server, log } = await serve({ MAX_CONNECTIONS: '1' });
+    const send = (path: string) => {
       const socket = connect(server.port, '127.0.0.1');
+      let answer = '';
+      socket.on('data', (c) => (answer += c));
+      socket.on('error', () => undefined);
       // Headers that pass every check made before the body, so the body is being read.
       const signed = Object.entries(signDelivery({ t: Math.floor(Date.now() / 1000) }).headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-      socket.write(`POST ${target} HTTP/1.1\r\nHost: x\r\n${signed}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":`);
-      await new Promise((r) => setTimeout(r, 50));
-      socket.destroy();
-    }
-    await vi.waitFor(async () => expect(await (() => log.records().some((r) => r.reason === 'body_incomplete'))()).toBe(true), { timeout: 5000 });
-    await vi.waitFor(async () => expect(await (() => log.records().filter((r) => r.msg === 'delivery' || r.msg === 'request').length >= 1)()).toBe(true), { timeout: 5000 });
+      socket.write(`POST ${server.url}${path} HTTP/1.1\r\nHost: x\r\n${signed}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":`);
+      return { socket, answer: () => answer };
+    };
+
+    const ingest = send('/webhooks');
+    await vi.waitFor(() => expect(server.runtime.bodyBytesInFlight(), 'the body being read').toBe(5), { timeout: 5000 });
+    ingest.socket.destroy();
+    await vi.waitFor(() => expect(log.records().some((r) => r.reason === 'body_incomplete'), 'the cut-off logged').toBe(true), { timeout: 5000 });
+
+    const unknown = send('/webhooks/'); // Hono answers 404 without reading the body
+    await vi.waitFor(() => expect(unknown.answer(), 'answered').toMatch(/^HTTP\/1\.1 404 /), { timeout: 5000 });
+    unknown.socket.destroy();
+    await vi.waitFor(async () => expect(await servedAlone(server.port), 'a later connection served: the hang-up was handled').toBe(true), { timeout: 5000 });
+
     expect(log.records().filter((r) => (r.level as number) >= 50)).toEqual([]);
   });
 });

@@ -80,7 +80,7 @@ describe('server limits', () => {
     const first = big();
     const holder = await open(server.port);
     holder.socket.write(head(first) + Buffer.from(first.body).subarray(0, 2900).toString());
-    await new Promise((r) => setTimeout(r, 100));
+    await vi.waitFor(() => expect(server.runtime.bodyBytesInFlight(), 'the first body being read').toBe(2900), { timeout: 5000 });
     const second = big();
     const refused = await open(server.port);
     refused.socket.write(head(second) + Buffer.from(second.body).subarray(0, 2000).toString());
@@ -121,7 +121,7 @@ describe('shutdown stops taking work', () => {
     const warm = fresh();
     idle.socket.write(head(warm) + Buffer.from(warm.body).toString());
     await vi.waitFor(async () => expect(await (() => idle.received().includes('"received":true'))(), 'the kept-alive answer').toBe(true), { timeout: 5000 });
-    await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(server.runtime.bodyBytesInFlight(), 'the request being read holds its 10 bytes').toBe(10), { timeout: 5000 });
 
     const stopped = server.close(2000);
     forget();

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/store/sqlite/open-database.js';
 import { createSqliteStore, openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
@@ -28,13 +28,17 @@ describe('better-sqlite3 group commit', () => {
 });
 
 describe('better-sqlite3 durable hook', () => {
+  afterEach(() => void vi.useRealTimers());
+
   it('answers a claim only after the batch is made durable, and not at all if that fails', async () => {
+    // Under fake timers, once every timer has run the store has had every chance to answer early.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval'] });
     const database = openDatabase(dbIn(tempDir()));
     let release!: () => void;
     let syncs = 0;
     let failNext = false;
     const store = createSqliteStore(database, {
-      schedule: setImmediate,
+      schedule: (flush) => setImmediate(flush), // whichever setImmediate is current: fake, then real
       durable: () => {
         syncs++;
         if (failNext) return Promise.reject(new Error('EIO'));
@@ -44,9 +48,10 @@ describe('better-sqlite3 durable hook', () => {
     const d = newDelivery();
     let answered = false;
     const claim = store.claim([d]).then((r) => ((answered = true), r));
-    await vi.waitFor(() => expect(syncs).toBe(1), { timeout: 5000 });
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.runAllTimersAsync(); // the flush, and any timer an early answer could wait on
+    expect(syncs).toBe(1);
     expect(answered).toBe(false); // committed, not yet synced: no answer
+    vi.useRealTimers();
     release();
     expect(await claim).toEqual([{ outcome: 'new' }]);
 

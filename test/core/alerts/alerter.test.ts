@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createAlerter, type AlerterOptions } from '../../../src/core/alerts/alerter.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 
@@ -97,15 +97,13 @@ describe('alerter', () => {
   });
 
   it('never holds up the dispatcher: the observer returns while the receiver hangs, and a failed send is only logged', async () => {
-    let answer!: (status: number) => void;
-    const s = setup({ post: () => new Promise<number>((resolve) => (answer = resolve)) });
+    const answers: ((status: number) => void)[] = [];
+    const s = setup({ post: () => new Promise<number>((resolve) => answers.push(resolve)) });
     expect(s.alerter.observer.deliveryFinished!('pod.created', 'dead', dead('e1'))).toBeUndefined();
-    answer(500);
-    // Every retry gets 500 too.
-    await new Promise((r) => setTimeout(r, 0));
-    for (let i = 0; i < 3; i++) {
-      answer(500);
-      await new Promise((r) => setTimeout(r, 0));
+    // The first try and every retry get 500, each answered once it is sent.
+    for (let tries = 1; tries <= 4; tries++) {
+      await vi.waitFor(() => expect(answers, `try ${tries} sent`).toHaveLength(tries), { interval: 1 });
+      answers[tries - 1]!(500);
     }
     await s.settle();
     expect(s.log.records().find((r) => r.msg === 'alert not delivered')).toMatchObject({ level: 40, alert: 'dead_letter', tries: 4, status: 500 });

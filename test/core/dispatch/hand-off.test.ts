@@ -16,8 +16,10 @@ function setup(concurrency: number, handler = defineHandler('pod.created', { nam
   // Count lease statements: the hand-off must not need one.
   const counted = { ...store, leaseDue: async (o: Parameters<typeof store.leaseDue>[0]) => (leases.push(o.limit), store.leaseDue(o)) };
   const dispatcher = createDispatcher({ store: counted, router: createRouter([handler]), logger: silentLogger, concurrency, ...extra });
-  const claim = withHandOff(async (d) => (await store.claim([d]))[0]!, dispatcher);
-  return { store, dispatcher, claim, leases, close };
+  // The default deferral (a 0 ms timer), counting the hand-offs adopted by the dispatcher.
+  let adopted = 0;
+  const claim = withHandOff(async (d) => (await store.claim([d]))[0]!, dispatcher, (adopt) => void setTimeout(() => (adopt(), adopted++), 0));
+  return { store, dispatcher, claim, leases, adopted: () => adopted, close };
 }
 
 describe('ingest hand-off', () => {
@@ -35,11 +37,12 @@ describe('ingest hand-off', () => {
   it('gives the slot back for a duplicate, and stores unleased beyond its capacity, then drains it', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const t = setup(1, defineHandler('pod.created', { name: 'slow' }, () => gate), { handOffQueue: 0 });
+    const started: string[] = [];
+    const t = setup(1, defineHandler('pod.created', { name: 'slow' }, (e) => (started.push(e.id), gate)), { handOffQueue: 0 });
     const first = newDelivery({ receivedAt: Date.now() });
     await t.claim(first);
     expect(await t.claim({ ...first })).toMatchObject({ outcome: 'duplicate' });
-    await new Promise((r) => setTimeout(r, 20)); // the first is running: the only slot is taken
+    await vi.waitFor(() => expect(started, 'the first is running: the only slot is taken').toEqual([first.eventId]), { timeout: 5000 });
     const second = newDelivery({ receivedAt: Date.now() });
     expect(await t.claim(second)).toEqual({ outcome: 'new' });
     expect(await t.store.leaseDue({ owner: 'probe', now: Date.now(), leaseMs: 1, limit: 10 }).then((r) => r.map((x) => x.eventId))).toEqual([second.eventId]);
@@ -60,9 +63,10 @@ describe('ingest hand-off', () => {
     }), { handOffQueue: 2 });
     const ds = Array.from({ length: 4 }, () => newDelivery({ receivedAt: Date.now() }));
     for (const d of ds) expect(await t.claim(d)).toEqual({ outcome: 'new' });
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(t.adopted(), 'the three hand-offs adopted').toBe(3), { timeout: 5000 });
     // One running, two waiting in memory (leased: nobody else may take them), the fourth beyond
     // the queue stored unleased for a lease statement.
+    expect(order).toEqual([ds[0]!.eventId]);
     expect((await t.store.leaseDue({ owner: 'probe', now: Date.now(), leaseMs: 1, limit: 10 })).map((x) => x.eventId)).toEqual([ds[3]!.eventId]);
     await t.store.releaseLeases('probe');
     release();
