@@ -25,8 +25,9 @@ const byIdAndHandler = <T extends { id: string; handler: string }>(calls: T[]) =
 async function rowsOf(path: string) {
   const { store, close } = openSqliteStore(path);
   try {
-    // The last attempt's duration is local run data, like the ledger: an import does not bring it.
-    return (await store.list({ limit: 1000 })).reverse().map(({ durationMs: _, ...row }) => row);
+    // The last attempt's duration and the replica that ran it are local run data, like the ledger:
+    // an import does not bring them.
+    return (await store.list({ limit: 1000 })).reverse().map(({ durationMs: _, ranBy: __, ...row }) => row);
   } finally {
     close();
   }
