@@ -68,6 +68,7 @@ export function createNodeRuntime({
   onConflict,
   customize,
   admin,
+  orderFields,
 }: NodeRuntimeOptions): NodeRuntime {
   const d = config.dispatch;
   const opened = nodeStoreBackend(config).openServer({
@@ -119,6 +120,7 @@ export function createNodeRuntime({
     onConflict,
     ingestSource: createNodeIngestSource(createBodyBudget(config.limits.maxInflightBodyBytes)),
     customize,
+    orderFields,
     extend: (app) => {
       if (config.metricsToken !== null) app.use('/metrics', metricsBearer(config.metricsToken));
       app.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
