@@ -97,7 +97,7 @@ export function createNodeRuntime({
     removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
   };
 
-  const metrics = createPodhookMetrics(store, { clock });
+  const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
   const wired = wireReceiver({
     config,
     store,

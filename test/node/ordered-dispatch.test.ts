@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
+import { readOrderWaits, waitingOnOf } from '../../src/core/order/waiting-on.js';
+import { deliveryJson } from '../../src/core/transfer/delivery-export.js';
 import { handlers, orderedRuns, resetOrderedRuns, type OrderedRun } from '../fixtures/ordered-handlers.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
@@ -86,9 +88,15 @@ describe('ordered handlers on one Node process (SQLite)', () => {
   it('holds a pod behind its failing first event, which runs again until it succeeds; another pod goes on meanwhile', { timeout: 60_000 }, async () => {
     const r = start({ ORDER_HOLD_MS: '200' });
     const a1 = await post(r, 'pod.created', { pod: { id: 'pod-a' }, occurred_at: iso(BASE), fail_times: 2 });
-    await post(r, 'pod.active', { pod: { id: 'pod-a' }, occurred_at: iso(BASE + 1000) });
+    const a2 = await post(r, 'pod.active', { pod: { id: 'pod-a' }, occurred_at: iso(BASE + 1000) });
     await post(r, 'pod.destroyed', { pod: { id: 'pod-a' }, occurred_at: iso(BASE + 2000) });
     for (let i = 0; i < 3; i++) await post(r, 'pod.active', { pod: { id: 'pod-b' }, occurred_at: iso(BASE + i * 1000) });
+    // While the first one fails and waits for its retry, the later ones say what they wait for.
+    await vi.waitFor(async () => expect((await r.store.get(a1))?.status).toBe('failed'), { timeout: 10_000, interval: 20 });
+    const rows = await r.store.list({ limit: 10 });
+    const waits = await readOrderWaits(r.store, rows);
+    expect(waitingOnOf(waits.get(a2))).toBe(a1);
+    expect(deliveryJson(rows.find((d) => d.eventId === a2)!, waitingOnOf(waits.get(a2)))).toMatchObject({ status: 'queued', waiting_on: a1 });
     await settled(r, 6);
     const a = runsOf('syncPod', 'pod-a');
     expect(a.map((x) => [x.id === a1 ? 'first' : 'later', x.attempt, x.ok])).toEqual([
@@ -124,6 +132,11 @@ describe('ordered handlers on one Node process (SQLite)', () => {
     expect(ledger.find((x) => x.handler === 'latestStatus')).toMatchObject({ status: 'skipped', lastError: `stale: skipped, newer event ${newer} already ran` });
     const history = await r.store.handlerAttempts([older]);
     expect(history.find((x) => x.handler === 'latestStatus')).toMatchObject({ outcome: 'skipped' });
-    expect(await r.store.get(older)).toMatchObject({ status: 'processed' });
+    expect(await r.store.get(older)).toMatchObject({ status: 'processed', lastError: `latestStatus: stale: skipped, newer event ${newer} already ran` });
+    const metrics = await (await r.app.request('/metrics')).text();
+    expect(metrics).toContain('podhook_order_stale_total{action="run",handler="syncPod"} 1');
+    expect(metrics).toContain('podhook_order_stale_total{action="skip",handler="latestStatus"} 1');
+    expect(metrics).toContain('podhook_order_waiting{handler="syncPod"} 0');
+    expect(metrics).toMatch(/podhook_order_oldest_wait_seconds\{handler="latestStatus"\} 0/);
   });
 });

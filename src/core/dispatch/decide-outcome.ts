@@ -1,7 +1,7 @@
 import { retryDelayMs, type BackoffOptions } from './backoff.js';
 import type { DispatchOutcome, HandlerRun } from '../delivery-store.js';
 import type { Delivery } from '../delivery.js';
-import { attemptDuration, describeFailures, ledgerRuns, type HandlerResult } from './run-handler.js';
+import { attemptDuration, describeFailures, describeSkips, ledgerRuns, type HandlerResult } from './run-handler.js';
 
 /** What one dispatch attempt found: no handler, a body handlers cannot read, or the handlers' results. */
 export type AttemptReport =
@@ -63,8 +63,10 @@ export function decideOutcome(
   // succeeded. One still waiting on order records what ran, so it does not run again.
   const runs: HandlerRun[] = !failed && !hadLedger && !skipped && waitUntil === undefined ? [] : ledgerRuns(delivery.eventId, results);
   const durationMs = attemptDuration(results);
-  if (!failed && waitUntil !== undefined) return outcome(delivery.eventId, owner, 'queued', attempts, null, waitUntil, now, runs, durationMs);
-  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, null, null, now, runs, durationMs);
+  // A stale run an ordered handler skipped says so where a delivery's errors are read.
+  const note = skipped ? describeSkips(results) : null;
+  if (!failed && waitUntil !== undefined) return outcome(delivery.eventId, owner, 'queued', attempts, note, waitUntil, now, runs, durationMs);
+  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, note, null, now, runs, durationMs);
   const lastError = describeFailures(results);
   if (permanent || attempts >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs, durationMs);
   return outcome(delivery.eventId, owner, 'failed', attempts, lastError, now + retryDelayMs(attempts, backoff), now, runs, durationMs);

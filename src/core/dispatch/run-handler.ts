@@ -91,6 +91,11 @@ export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): 
   }));
 }
 
+/** The stale runs ordered handlers skipped in one attempt, as one line: `handler: stale: skipped, newer event … already ran`. */
+export function describeSkips(results: readonly HandlerResult[]): string | null {
+  return results.filter((r) => r.outcome === 'skipped').map((r) => `${r.handler}: ${r.error}`).join('; ').slice(0, 2000) || null;
+}
+
 /** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
 export function describeFailures(results: readonly HandlerResult[]): string | null {
   if (results.every((r) => r.ok)) return null;
