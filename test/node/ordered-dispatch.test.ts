@@ -4,6 +4,9 @@ import { silentLogger } from '../../src/core/observability/logger.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
 import { readOrderWaits, waitingOnOf } from '../../src/core/order/waiting-on.js';
 import { deliveryJson } from '../../src/core/transfer/delivery-export.js';
+import { createReplayer } from '../../src/core/transfer/replay-delivery.js';
+import { createOrdering } from '../../src/core/order/ordering.js';
+import { createRouter } from '../../src/core/dispatch/router.js';
 import { handlers, orderedRuns, resetOrderedRuns, type OrderedRun } from '../fixtures/ordered-handlers.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
@@ -59,6 +62,33 @@ function expectInOrderWithoutOverlap(runs: readonly OrderedRun[]) {
     expect(runs[i]!.at, `run ${i} of ${runs[i]!.pod} is not earlier`).toBeGreaterThanOrEqual(runs[i - 1]!.at);
   }
 }
+
+describe('podhook replay of ordered handlers', () => {
+  it('runs a replayed older event as stale in its turn, and hands one whose key is busy to the dispatcher', { timeout: 30_000 }, async () => {
+    const r = start({ ORDER_HOLD_MS: '0', DISPATCHER: 'off' });
+    const older = await post(r, 'pod.status.changed', { pod: { id: 'pod-r' }, occurred_at: iso(BASE) });
+    const newer = await post(r, 'pod.status.changed', { pod: { id: 'pod-r' }, occurred_at: iso(BASE + 1000) });
+    await r.dispatcher.runUntilIdle();
+    resetOrderedRuns();
+    const ordering = createOrdering({ handlers, holdMs: 0 });
+    const replayer = createReplayer({ store: r.store, router: createRouter(handlers), logger: silentLogger, ordering });
+    const replayed = await replayer.replay((await r.store.get(older))!);
+    expect(replayed).toMatchObject({ outcome: 'succeeded', status: 'processed' });
+    expect(orderedRuns().filter((x) => x.handler === 'syncPod').map((x) => [x.id, x.stale, x.newest])).toEqual([[older, true, newer]]);
+    expect(replayed.runs.find((x) => x.handler === 'latestStatus')).toMatchObject({ outcome: 'skipped' });
+
+    // Another delivery of the pod holds its key (a live lease): the replay runs only what is free.
+    const third = await post(r, 'pod.status.changed', { pod: { id: 'pod-r' }, occurred_at: iso(BASE + 2000) });
+    const held = await r.store.leaseEvents({ eventIds: [third], owner: 'elsewhere', now: Date.now(), leaseMs: 60_000 });
+    expect((await r.store.startOrdered({ eventId: third, receivedAt: held[0]!.receivedAt, now: Date.now(), starts: [{ handler: 'syncPod', key: 'pod-r', at: BASE + 2000 }] }))[0]).toMatchObject({ started: true });
+    resetOrderedRuns();
+    const waiting = await replayer.replay((await r.store.get(newer))!);
+    expect(waiting).toMatchObject({ outcome: 'waiting', status: 'queued' });
+    expect(waiting.reason).toContain(`syncPod waits for ${third}`);
+    // latestStatus has a key of its own, which is free.
+    expect(orderedRuns().map((x) => x.handler).sort()).toEqual(['latestStatus', 'notify']);
+  });
+});
 
 describe('ordered handlers on one Node process (SQLite)', () => {
   it('runs a shuffled burst of five events per pod for 50 pods in each pod\'s order, one run at a time', { timeout: 60_000 }, async () => {

@@ -8,6 +8,7 @@ import type { LeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { parseDeliveryBody, type HandlerResult, type HandlerRunner } from './run-handler.js';
 import { openOrderGate, orderFinishes, type GateStep } from '../order/order-gate.js';
+import { runGateSteps } from '../order/run-gate-steps.js';
 import type { Ordering } from '../order/ordering.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
 
@@ -56,35 +57,6 @@ export function createDispatchAttempt({ store, ordering, wakeAt, router, runner,
     schedule,
   });
 
-  /** One gate step's result: a run, a skip recorded as a result, a broken key as a failure, or none (a wait). */
-  function runStep(step: GateStep, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult>[] {
-    const { handler } = step;
-    if (step.kind === 'run') {
-      if (step.order?.stale) observer.orderStale?.(handler.name, 'run');
-      return [runner.run(handler, delivery, payload, attempt, step.order)];
-    }
-    if (step.kind === 'wait') return [];
-    const error = step.kind === 'skip' ? `stale: skipped, newer event ${step.newer} already ran` : step.error;
-    if (step.kind === 'skip') {
-      observer.orderStale?.(handler.name, 'skip');
-      observer.handlerFinished?.(handler.name, delivery.eventType, 'skipped', 0);
-      logger.info({ event_id: delivery.eventId, event_type: delivery.eventType, handler: handler.name, newer_event_id: step.newer }, 'handler skipped: stale');
-    }
-    const skipped = step.kind === 'skip';
-    return [
-      Promise.resolve({
-        handler: handler.name,
-        attempt,
-        ok: skipped,
-        permanent: false,
-        interrupted: false,
-        error,
-        durationMs: 0,
-        outcome: skipped ? 'skipped' : 'failed',
-      }),
-    ];
-  }
-
   return async function dispatchOne(delivery, claimId, ledger, parsed, free) {
     const handlers = router.handlersFor(delivery.eventType);
     let report: AttemptReport;
@@ -103,7 +75,7 @@ export function createDispatchAttempt({ store, ordering, wakeAt, router, runner,
         const attemptOf = (h: HandlerDefinition) => (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1;
         if (ordering?.active && pending.some((h) => ordering.spec(h.name))) {
           steps = await openOrderGate(store, ordering, delivery, body.payload, pending, clock());
-          results = await Promise.all(steps.flatMap((step) => runStep(step, delivery, body.payload, attemptOf(step.handler))));
+          results = await runGateSteps(steps, delivery, body.payload, attemptOf, { runner, logger, observer });
           const waits = steps.flatMap((step) => (step.kind === 'wait' ? [step.until] : []));
           report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: waits.length > 0 ? Math.min(...waits) : undefined };
         } else {
