@@ -34,6 +34,7 @@ function start(env: Record<string, string> = {}) {
 }
 
 const BASE = Date.UTC(2026, 10, 25, 12);
+const ADMIN_TOKEN = 'admin-token-for-the-order-test-0123456789';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 async function post(r: NodeRuntime, eventType: string, body: Record<string, unknown>) {
@@ -116,7 +117,7 @@ describe('ordered handlers on one Node process (SQLite)', () => {
   });
 
   it('holds a pod behind its failing first event, which runs again until it succeeds; another pod goes on meanwhile', { timeout: 60_000 }, async () => {
-    const r = start({ ORDER_HOLD_MS: '200' });
+    const r = start({ ORDER_HOLD_MS: '200', ADMIN_TOKEN });
     const a1 = await post(r, 'pod.created', { pod: { id: 'pod-a' }, occurred_at: iso(BASE), fail_times: 2 });
     const a2 = await post(r, 'pod.active', { pod: { id: 'pod-a' }, occurred_at: iso(BASE + 1000) });
     await post(r, 'pod.destroyed', { pod: { id: 'pod-a' }, occurred_at: iso(BASE + 2000) });
@@ -127,6 +128,12 @@ describe('ordered handlers on one Node process (SQLite)', () => {
     const waits = await readOrderWaits(r.store, rows);
     expect(waitingOnOf(waits.get(a2))).toBe(a1);
     expect(deliveryJson(rows.find((d) => d.eventId === a2)!, waitingOnOf(waits.get(a2)))).toMatchObject({ status: 'queued', waiting_on: a1 });
+    // The admin API and the inspector say the same.
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const record = (await (await r.app.request(`/_podhook/api/deliveries/${a2}`, { headers: auth })).json()) as Record<string, unknown>;
+    expect(record).toMatchObject({ waiting_on: a1, order: [{ handler: 'syncPod', key: 'pod-a', waiting_on: a1 }] });
+    const page = await (await r.app.request(`/_podhook/deliveries/${a2}`, { headers: auth })).text();
+    expect(page).toContain(`<a href="/_podhook/deliveries/${a1}"><code>${a1}</code></a>, which comes first`);
     await settled(r, 6);
     const a = runsOf('syncPod', 'pod-a');
     expect(a.map((x) => [x.id === a1 ? 'first' : 'later', x.attempt, x.ok])).toEqual([
