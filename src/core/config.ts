@@ -41,6 +41,7 @@ const ConfigSchema = z.object({
   DISPATCH_POLL_MS: optional(integer(10, 3_600_000)),
   HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
   LEASE_MS: optional(integer(300, 3_600_000)),
+  ORDER_HOLD_MS: optional(integer(0, 60_000)),
   RETRY_BASE_MS: optional(integer(1, 3_600_000)),
   RETRY_MAX_MS: optional(integer(1, 86_400_000)),
   ALERT_WEBHOOK_URL: optional(z.string().superRefine((v, ctx) => {
@@ -92,6 +93,8 @@ export interface Config {
     leaseMs: number;
     retryBaseMs: number;
     retryMaxMs: number;
+    /** Ordered handlers: deliveries received within this of each other are put in `at` order before any runs. */
+    orderHoldMs: number;
   };
   alerts: {
     /** Where alerts are POSTed; null: alerts only go to the log. */
@@ -156,6 +159,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       leaseMs: e.LEASE_MS ?? DEFAULT_LEASE_MS,
       retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
       retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
+      orderHoldMs: e.ORDER_HOLD_MS ?? 2_000,
     },
     alerts: {
       webhookUrl: e.ALERT_WEBHOOK_URL ?? null,

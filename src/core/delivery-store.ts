@@ -1,5 +1,5 @@
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
-import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult } from './delivery.js';
+import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult } from './delivery.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 
 export interface ListDeliveriesOptions {
@@ -25,8 +25,8 @@ export interface StoredSecret {
 export interface HandlerRun {
   eventId: string;
   handler: string;
-  /** `queued`: to run again (an operator's replay), whatever it did before. */
-  status: 'succeeded' | 'failed' | 'queued';
+  /** `queued`: to run again (an operator's replay), whatever it did before; `skipped`: stale, not run (ordered handlers). */
+  status: 'succeeded' | 'failed' | 'queued' | 'skipped';
   attempts: number;
   lastError: string | null;
   /** How long its last run took (null when not known, e.g. `queued`). */
@@ -37,7 +37,7 @@ export interface HandlerRun {
   outcome?: HandlerAttemptOutcome;
 }
 
-export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload';
+export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'skipped';
 
 /** One handler run in a delivery's history (every run after its first failure is kept). */
 export interface HandlerAttempt {
@@ -81,7 +81,7 @@ export interface DispatchOutcome {
   owner: string;
   /** The claim it ran under (default: the owner): the row is only updated while this claim still holds it. */
   claimId?: string;
-  status: 'processed' | 'failed' | 'dead' | 'ignored';
+  status: 'processed' | 'failed' | 'dead' | 'ignored' | 'queued';
   attempts: number;
   lastError: string | null;
   /** When to try again (`failed` only). */
@@ -91,6 +91,50 @@ export interface DispatchOutcome {
   runs: HandlerRun[];
   /** How long this attempt's handlers ran (together: the slowest); null when none ran. */
   durationMs?: number | null;
+  /** The ordered handlers' rows this attempt settles (written before the outcome, fenced by its claim). */
+  order?: readonly OrderFinish[];
+}
+
+/** What an attempt asks before it runs an ordered handler: may this delivery run for this key now? */
+export interface StartOrderedOptions {
+  eventId: string;
+  /** When the delivery was first received (a row made now, for a delivery stored without one, takes it). */
+  receivedAt: number;
+  now: number;
+  starts: readonly OrderEntry[];
+}
+
+/** The answer for one ordered handler: it runs now (with the newest event already run for its key), or it waits. */
+export type OrderStartResult =
+  | { handler: string; started: true; newest: { eventId: string; at: number } | null }
+  | { handler: string; started: false; waitingOn: string | null };
+
+/** How an attempt settles one ordered handler's row. */
+export interface OrderFinish extends OrderEntry {
+  /**
+   * `done`: it ran (its `at` may become the key's newest); `skipped`: stale, not run; `dead`: its
+   * delivery died; `released`: it failed and waits for the retry, still holding its place;
+   * `waiting`: it did not run (another delivery of its key runs or comes first, or the hold): the
+   * delivery is made due at once if that changed while the attempt ran.
+   */
+  state: 'done' | 'skipped' | 'dead' | 'released' | 'waiting';
+  /** The key's next pending delivery is made due from now, but not before its receipt + this hold. */
+  holdMs: number;
+}
+
+/** A delivery waiting on its order: which ordered handler and key, and the delivery it waits for (null: the hold). */
+export interface OrderWait {
+  eventId: string;
+  handler: string;
+  key: string;
+  waitingOn: string | null;
+}
+
+/** Per ordered handler: deliveries waiting on order and the oldest wait's receipt time. */
+export interface OrderStats {
+  handler: string;
+  waiting: number;
+  oldestReceivedAt: number | null;
 }
 
 export interface QueueStats {
@@ -150,6 +194,17 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
    * whose claim no longer holds its row writes nothing. Resolves with the ids whose outcome was recorded.
    */
   completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
+  /**
+   * For each ordered handler of a leased delivery: whether it may run now. It may when no other
+   * delivery of its key runs (a running one holds the key while its lease lives) and no pending
+   * one has an earlier `at`; it then holds the key until its outcome settles it. Rows missing for
+   * a delivery stored without them are made first.
+   */
+  startOrdered(options: StartOrderedOptions): Promise<OrderStartResult[]>;
+  /** What these deliveries' ordered handlers wait on (for the admin API, the inspector and `podhook deliveries`). */
+  orderWaits(eventIds: readonly string[]): Promise<OrderWait[]>;
+  /** Waiting deliveries per ordered handler (for metrics). */
+  orderStats(): Promise<OrderStats[]>;
   /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
   releaseLeases(owner: string): Promise<number>;
   /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger and history rows. */
@@ -209,7 +264,7 @@ export interface DeliveryStats {
   dead: number;
 }
 
-export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, QuarantineResult };
+export type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult };
 
 export interface ScanDeliveriesOptions {
   status?: DeliveryStatus;

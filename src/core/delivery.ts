@@ -30,6 +30,16 @@ export interface NewDelivery {
   lease?: LeaseGrant;
   /** The body as ingest parsed it (never stored): a hand-off dispatches it without parsing again. */
   payload?: unknown;
+  /** Its ordered handlers' places in their keys' order, stored with the claim of a new delivery. */
+  order?: readonly OrderEntry[];
+}
+
+/** One ordered handler's place in its key's order, written with the claim of a new delivery. */
+export interface OrderEntry {
+  handler: string;
+  key: string;
+  /** When the event happened (epoch ms). */
+  at: number;
 }
 
 /** A lease a dispatcher reserved for a delivery it is about to run. */

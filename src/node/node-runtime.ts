@@ -70,6 +70,7 @@ export function createNodeRuntime({
   onConflict,
   customize,
   admin,
+  orderFields,
 }: NodeRuntimeOptions): NodeRuntime {
   const d = config.dispatch;
   const opened = nodeStoreBackend(config).openServer({
@@ -98,7 +99,7 @@ export function createNodeRuntime({
     removeSecret: (id) => baseStore.removeSecret(id).finally(() => secrets.invalidate()),
   };
 
-  const metrics = createPodhookMetrics(store, { clock });
+  const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
   const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
   const wired = wireReceiver({
     config,
@@ -122,6 +123,7 @@ export function createNodeRuntime({
     onConflict,
     ingestSource: createNodeIngestSource(bodyBudget),
     customize,
+    orderFields,
     extend: (app) => {
       if (config.metricsToken !== null) app.use('/metrics', metricsBearer(config.metricsToken));
       app.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));

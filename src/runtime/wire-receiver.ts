@@ -10,6 +10,9 @@ import { createDispatcher, type DispatchObserver, type Dispatcher } from '../cor
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
+import { createOrdering } from '../core/order/ordering.js';
+import type { OrderFieldNames } from '../core/order/order-spec.js';
+import type { PayloadFields } from '../core/order/order-types.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
 import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
@@ -34,10 +37,12 @@ export interface RuntimeOptions {
   customize?: (app: PodhookApp) => void;
   /** Admin options beyond the token (the Worker's export settling; tests shorten delays). */
   admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
+  /** Where `order: 'pod'` finds the pod id and event time: learned (`fields`) or named once (`names`). */
+  orderFields?: { fields?: PayloadFields; names?: OrderFieldNames };
 }
 
 /** What a runtime hands the wiring: its store, crypto, secrets and the few choices that are its own. */
-export interface ReceiverParts {
+export interface ReceiverParts extends Pick<RuntimeOptions, 'orderFields'> {
   config: Config;
   store: DeliveryStore;
   logger: Logger;
@@ -108,6 +113,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const router = createRouter(parts.handlers);
+  const ordering = createOrdering({ handlers: parts.handlers, holdMs: config.dispatch.orderHoldMs, ...parts.orderFields });
   const dispatcher = createDispatcher({
     store,
     router,
@@ -118,6 +124,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     random: parts.random,
     observer: parts.observer ? combineObservers(parts.observer, alerts.observer) : alerts.observer,
     schedule: parts.schedule,
+    ordering: ordering.active ? ordering : undefined,
   });
 
   const { assertUsable } = parts;
@@ -136,6 +143,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       // Named by the id it is stored under: what an operator looks up before replaying it.
       void alerts.conflict([{ eventId: conflict.storedAs, eventType: conflict.eventType }]);
     },
+    orderOf: ordering.active ? (d) => ordering.entriesFor(d, d.payload, router.handlersFor(d.eventType)) : undefined,
     onStored: (delivery) => {
       // The sender sent something no handler will ever run: as loud as a death in dispatch.
       if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });

@@ -3,6 +3,7 @@ import { adminMethods } from './admin-methods.js';
 import { deliveryReads } from './delivery-reads.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
 import { listenCursorMethods } from './listen-cursor-methods.js';
+import { orderMethods } from './order-methods.js';
 import { quarantineMethod } from './quarantine-method.js';
 import { secretMethods } from './secret-methods.js';
 import type { StoreBackend } from './store-backend.js';
@@ -28,5 +29,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...adminMethods(backend),
     ...heartbeatMethods(backend),
     ...listenCursorMethods(backend),
+    ...orderMethods(backend),
   };
 }

@@ -109,7 +109,7 @@ export function defineTables(k: DialectKit) {
       handler: k.text('handler').notNull(),
       /** This handler's run count for the event: 1 on its first run. */
       attempt: k.int('attempt').notNull(),
-      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload'] }).notNull(),
+      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload', 'skipped'] }).notNull(),
       error: k.text('error'),
       durationMs: k.int('duration_ms'),
       finishedAt: k.int64('finished_at').notNull(),
@@ -117,6 +117,48 @@ export function defineTables(k: DialectKit) {
       ranBy: k.text('ran_by').notNull(),
     },
     (t) => [k.primaryKey({ columns: [t.eventId, t.handler, t.attempt] })],
+  );
+
+  /**
+   * Ordered handlers (`order`): each delivery's place in its key's order, one row per handler,
+   * key and delivery, written with the claim (or when first dispatched). `pending` until its run
+   * is recorded: `done` (it ran), `skipped` (stale, not run) or `dead` (its delivery died). A
+   * delivery runs only when no pending row of its key has an earlier `at`. Pruned with its delivery.
+   */
+  const orderedRuns = k.table(
+    'ordered_runs',
+    {
+      handler: k.text('handler').notNull(),
+      orderKey: k.text('order_key').notNull(),
+      eventId: k.text('event_id').notNull(),
+      /** When the event happened (epoch ms): the order. */
+      at: k.int64('at').notNull(),
+      /** When the delivery was first received: runs wait ORDER_HOLD_MS from it. */
+      receivedAt: k.int64('received_at').notNull(),
+      state: k.text('state', { enum: ['pending', 'done', 'skipped', 'dead'] }).notNull().default('pending'),
+    },
+    (t) => [
+      k.primaryKey({ columns: [t.handler, t.orderKey, t.eventId] }),
+      // What a key waits on: its pending rows, earliest first.
+      k.index('ordered_runs_pending_idx').on(t.handler, t.orderKey, t.at).where(sql`${t.state} = 'pending'`),
+      k.index('ordered_runs_event_idx').on(t.eventId),
+    ],
+  );
+
+  /**
+   * One row per ordered handler and key: which delivery runs for it now (the key's lock, held
+   * while that delivery's lease lives) and the newest event that ran (the stale guard).
+   */
+  const orderKeys = k.table(
+    'order_keys',
+    {
+      handler: k.text('handler').notNull(),
+      orderKey: k.text('order_key').notNull(),
+      runningEventId: k.text('running_event_id'),
+      newestAt: k.int64('newest_at'),
+      newestEventId: k.text('newest_event_id'),
+    },
+    (t) => [k.primaryKey({ columns: [t.handler, t.orderKey] })],
   );
 
   /** Signing secrets kept by `podhook register` / `podhook secrets add`; all are accepted at once. */
@@ -155,5 +197,5 @@ export function defineTables(k: DialectKit) {
     updatedAt: k.int64('updated_at').notNull(),
   });
 
-  return { deliveries, handlerRuns, handlerAttempts, webhookSecrets, heartbeats, listenCursors };
+  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors };
 }

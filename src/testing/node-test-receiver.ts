@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, type Config } from '../core/config.js';
 import { createRouter } from '../core/dispatch/router.js';
+import { readOrderWaits, waitingOnOf } from '../core/order/waiting-on.js';
 import { deliveryJson } from '../core/transfer/delivery-export.js';
 import { createNodeRuntime } from '../node/node-runtime.js';
 import { captureLogs } from './capture-logs.js';
@@ -83,7 +84,9 @@ export function startTestReceiver({
       }
     },
     async deliveries() {
-      return (await store.list({ limit: 100_000 })).map(deliveryJson);
+      const rows = await store.list({ limit: 100_000 });
+      const waits = await readOrderWaits(store, rows);
+      return rows.map((d) => deliveryJson(d, waitingOnOf(waits.get(d.eventId))));
     },
     async runs(eventId) {
       const ledger = await store.handlerRuns([eventId]);

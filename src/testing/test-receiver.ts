@@ -32,7 +32,7 @@ export interface HandlerRunRow {
   /** How many times it ran for this event. */
   attempt: number;
   /** `queued`: an operator's replay marked it to run again and it has not run yet. */
-  outcome: 'succeeded' | 'failed' | 'queued';
+  outcome: 'succeeded' | 'failed' | 'queued' | 'skipped';
   error: string | null;
 }
 

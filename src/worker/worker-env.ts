@@ -16,6 +16,7 @@ export interface WorkerEnv {
   HANDLER_TIMEOUT_MS?: string;
   RETRY_BASE_MS?: string;
   RETRY_MAX_MS?: string;
+  ORDER_HOLD_MS?: string;
   /** Alerts: a secret when its URL carries a token (`wrangler secret put ALERT_WEBHOOK_URL`). */
   ALERT_WEBHOOK_URL?: string;
   ALERT_DOWNTIME_MINUTES?: string;
@@ -37,6 +38,7 @@ export const WORKER_VARIABLES = [
   'HANDLER_TIMEOUT_MS',
   'RETRY_BASE_MS',
   'RETRY_MAX_MS',
+  'ORDER_HOLD_MS',
   'ALERT_WEBHOOK_URL',
   'ALERT_DOWNTIME_MINUTES',
   'ALERT_MIN_INTERVAL_MINUTES',

@@ -52,7 +52,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, onConflict, customize, admin, orderFields }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -87,6 +87,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     drainSoon: (dispatcher) => waitUntil(drain(dispatcher)),
     onConflict,
     customize,
+    orderFields,
     // No long poll on the Worker (an export answers at once).
     admin: { maxWaitMs: 0, settleMs: WORKER_EXPORT_SETTLE_MS, ...admin },
   });

@@ -24,6 +24,7 @@ describe('parseConfig', () => {
         leaseMs: 15000,
         retryBaseMs: 2000,
         retryMaxMs: 900000,
+        orderHoldMs: 2000,
       },
       alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
       adminToken: null,

@@ -5,6 +5,7 @@ import { defineCommand, EXIT, UsageError } from '../command.js';
 import { openExistingStore, parseFilters } from '../delivery-filters.js';
 import { parseEventType } from '../event-arguments.js';
 import { formatTable } from '../format-table.js';
+import { readOrderWaits, waitingOnOf } from '../../core/order/waiting-on.js';
 
 export const deliveriesCommand = defineCommand({
   name: 'deliveries',
@@ -17,8 +18,9 @@ export const deliveriesCommand = defineCommand({
   --json       a JSON array of objects: event_id, event_type, status, attempts,
                delivery_count, received_at, last_received_at, last_error, signature_t,
                next_attempt_at, processed_at, body_bytes, conflict_with (the stored
-               delivery a quarantined one conflicts with); values are whole (the
-               table cuts long ones, ending them in ...)
+               delivery a quarantined one conflicts with), waiting_on (the delivery
+               an ordered handler waits for); values are whole (the table cuts long
+               ones, ending them in ...)
 
 Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), like
 the server.
@@ -42,12 +44,14 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
         eventType,
         limit: Number(limitText),
       });
+      const waits = await readOrderWaits(store, rows);
+      const json = rows.map((d) => deliveryJson(d, waitingOnOf(waits.get(d.eventId))));
       if (values.json) {
-        io.stdout(`${JSON.stringify(rows.map(deliveryJson), null, 2)}\n`);
+        io.stdout(`${JSON.stringify(json, null, 2)}\n`);
       } else if (rows.length === 0) {
         io.stdout('No deliveries.\n');
       } else {
-        io.stdout(table(rows.map(deliveryJson)));
+        io.stdout(table(json));
       }
       return EXIT.ok;
     } finally {
@@ -57,5 +61,8 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
 });
 
 function table(rows: DeliveryRow[]): string {
-  return formatTable(['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count', 'last_error'], rows);
+  const columns: (keyof DeliveryRow)[] = ['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count'];
+  // Only a deployment with ordered handlers has deliveries waiting on another.
+  if (rows.some((r) => r.waiting_on !== null)) columns.push('waiting_on');
+  return formatTable([...columns, 'last_error'], rows);
 }

@@ -1,6 +1,7 @@
 import type { Delivery } from '../../core/delivery.js';
 import type { Logger } from '../../core/observability/logger.js';
 import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/transfer/replay-delivery.js';
+import { createOrdering } from '../../core/order/ordering.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
@@ -30,7 +31,9 @@ no retry is scheduled. The outcome is recorded like one more dispatch attempt: e
 per-handler ledger; the delivery becomes processed when every run succeeded (unless another
 handler of its type still has a failure on record: then it keeps its status), dead with the
 error when one failed. A delivery a running server is dispatching at that moment is left alone
-("busy"). Deliveries whose type no handler takes are skipped.
+("busy"). Deliveries whose type no handler takes are skipped. An ordered handler runs only in its
+key's turn; when another delivery of its key runs or comes first, the delivery is handed to the
+dispatcher ("waiting"), which runs it in order.
 
 One line per delivery and a summary go to stdout; the handlers' log lines (JSON, LOG_LEVEL;
 LOG_PRETTY=1 for people) go to stderr.
@@ -67,9 +70,10 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       logger: stderrLogger(io, config.logLevel),
       handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
       handler: only,
+      ordering: createOrdering({ handlers, holdMs: config.dispatch.orderHoldMs }),
     });
 
-    const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, missing: 0 };
+    const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, missing: 0 };
     let runs = 0;
     try {
       if (dryRun) io.stdout('Dry run: nothing is run or written.\n');
@@ -128,16 +132,19 @@ function describe(d: Delivery, r: ReplayResult): string {
       return `skipped: ${r.reason}`;
     case 'busy':
       return `busy: ${r.reason} (status ${d.status})`;
+    case 'waiting':
+      return `waiting: ${r.reason}${ran ? ` (ran ${ran})` : ''}`;
   }
 }
 
 function summary(t: Record<ReplayOutcome | 'missing', number>, runs: number, dryRun: boolean): string {
-  const total = t.succeeded + t.failed + t.skipped + t.busy + t.missing;
+  const total = t.succeeded + t.failed + t.skipped + t.busy + t.waiting + t.missing;
   if (total === 0) return 'No deliveries match.';
   const runsText = `${runs} handler ${runs === 1 ? 'run' : 'runs'}`;
   const parts = dryRun
     ? [`${t.succeeded} would be replayed (${runsText})`, `${t.skipped} skipped`]
     : [`${t.succeeded} succeeded`, `${t.failed} failed`, `${t.skipped} skipped`, `${t.busy} busy`];
+  if (t.waiting > 0) parts.push(`${t.waiting} waiting on their order (handed to the dispatcher)`);
   if (t.missing > 0) parts.push(`${t.missing} not found`);
   return `${dryRun ? 'Dry run' : 'Replay'}: ${total} ${total === 1 ? 'delivery' : 'deliveries'}: ${parts.join(', ')}${dryRun ? '' : ` (${runsText})`}.`;
 }

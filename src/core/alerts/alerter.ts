@@ -98,7 +98,8 @@ export function createAlerter({
   return {
     observer: {
       handlerFinished(handler, _type, outcome) {
-        const verdict = memory.failing.record(handler, outcome !== 'succeeded');
+        // A stale run an ordered handler skipped is no failure.
+        const verdict = memory.failing.record(handler, outcome !== 'succeeded' && outcome !== 'skipped');
         if (verdict) void send(handlerFailingAlert({ ...verdict, windowMinutes: FAILING_WINDOW_MINUTES }));
       },
       deliveryFinished(eventType, status, detail) {

@@ -7,5 +7,6 @@ export function combineObservers(...observers: readonly DispatchObserver[]): Dis
     handlerFinished: (...args) => observers.forEach((o) => o.handlerFinished?.(...args)),
     deliveryFinished: (...args) => observers.forEach((o) => o.deliveryFinished?.(...args)),
     leaseLost: (...args) => observers.forEach((o) => o.leaseLost?.(...args)),
+    orderStale: (...args) => observers.forEach((o) => o.orderStale?.(...args)),
   };
 }

@@ -1,7 +1,7 @@
 import { retryDelayMs, type BackoffOptions } from './backoff.js';
 import type { DispatchOutcome, HandlerRun } from '../delivery-store.js';
 import type { Delivery } from '../delivery.js';
-import { attemptDuration, describeFailures, ledgerRuns, type HandlerResult } from './run-handler.js';
+import { attemptDuration, describeFailures, describeSkips, ledgerRuns, type HandlerResult } from './run-handler.js';
 
 /** What one dispatch attempt found: no handler, a body handlers cannot read, or the handlers' results. */
 export type AttemptReport =
@@ -9,9 +9,12 @@ export type AttemptReport =
   | { kind: 'invalid-body'; error: string }
   | {
       kind: 'ran';
+      /** The handlers that ran (and ordered ones skipped as stale, as results with outcome `skipped`). */
       results: readonly HandlerResult[];
       /** The delivery had ledger rows (an earlier attempt failed): this attempt's runs are recorded too. */
       hadLedger: boolean;
+      /** Ordered handlers that could not run yet: the earliest time to look again, else undefined. */
+      waitUntil?: number;
     };
 
 export interface OutcomePolicy {
@@ -24,7 +27,8 @@ export interface OutcomePolicy {
 
 /**
  * Decides how one dispatch attempt ends: `processed`, `failed` with a backoff, `dead` (a
- * permanent failure, an unreadable body or the last attempt) or `ignored` (no handler). Null when
+ * permanent failure, an unreadable body or the last attempt), `ignored` (no handler), or `queued`
+ * again when an ordered handler waits on its key (nothing failed). Null when
  * a handler was interrupted by shutdown: that is no attempt, so nothing is written and the lease
  * is given back with the attempt count unchanged. Pure: time and jitter come in as arguments.
  */
@@ -40,21 +44,29 @@ export function decideOutcome(
   if (report.kind === 'invalid-body') {
     return outcome(delivery.eventId, owner, 'dead', delivery.attempts, report.error, null, now, []);
   }
-  const { results, hadLedger } = report;
+  const { results, hadLedger, waitUntil } = report;
   let failed = false;
   let permanent = false;
+  let skipped = false;
   for (const r of results) {
     if (r.interrupted) return null;
+    if (r.outcome === 'skipped') skipped = true;
     if (!r.ok) {
       failed = true;
       if (r.permanent) permanent = true;
     }
   }
-  const attempts = delivery.attempts + 1;
-  // A delivery processed at its first attempt needs no ledger rows: its status says every handler succeeded.
-  const runs: HandlerRun[] = !failed && !hadLedger ? [] : ledgerRuns(delivery.eventId, results);
+  // An attempt that ends waiting on an ordered handler's turn (nothing failed) is not counted: the
+  // delivery's attempts are the tries that ended in an outcome, as without order.
+  const attempts = waitUntil !== undefined && !failed ? delivery.attempts : delivery.attempts + 1;
+  // A delivery processed at its first attempt needs no ledger rows: its status says every handler
+  // succeeded. One still waiting on order records what ran, so it does not run again.
+  const runs: HandlerRun[] = !failed && !hadLedger && !skipped && waitUntil === undefined ? [] : ledgerRuns(delivery.eventId, results);
   const durationMs = attemptDuration(results);
-  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, null, null, now, runs, durationMs);
+  // A stale run an ordered handler skipped says so where a delivery's errors are read.
+  const note = skipped ? describeSkips(results) : null;
+  if (!failed && waitUntil !== undefined) return outcome(delivery.eventId, owner, 'queued', attempts, note, waitUntil, now, runs, durationMs);
+  if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, note, null, now, runs, durationMs);
   const lastError = describeFailures(results);
   if (permanent || attempts >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs, durationMs);
   return outcome(delivery.eventId, owner, 'failed', attempts, lastError, now + retryDelayMs(attempts, backoff), now, runs, durationMs);

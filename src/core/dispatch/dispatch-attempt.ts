@@ -7,9 +7,17 @@ import type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observ
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { parseDeliveryBody, type HandlerResult, type HandlerRunner } from './run-handler.js';
+import { openOrderGate, orderFinishes, type GateStep } from '../order/order-gate.js';
+import { runGateSteps } from '../order/run-gate-steps.js';
+import type { Ordering } from '../order/ordering.js';
+import type { HandlerDefinition } from '../events/define-handler.js';
 
 export interface DispatchAttemptOptions {
-  store: Pick<DeliveryStore, 'completeDispatch'>;
+  store: Pick<DeliveryStore, 'completeDispatch' | 'startOrdered'>;
+  /** The ordered handlers (none: nothing of the order runs). */
+  ordering?: Ordering;
+  /** Asks for a drain at this time (a delivery waiting on its order's hold), or at once. */
+  wakeAt?: (at: number) => void;
   router: Router;
   runner: HandlerRunner;
   /** Whose claim holds the delivery now: an attempt whose claim lost it records nothing. */
@@ -39,7 +47,7 @@ export type DispatchAttempt = (
  * ledger), the outcome decided by `decideOutcome`, and its write, fenced by the claim id and
  * batched with the other outcomes ready at the same turn of the event loop.
  */
-export function createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule }: DispatchAttemptOptions): DispatchAttempt {
+export function createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule }: DispatchAttemptOptions): DispatchAttempt {
   /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
   const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
@@ -53,6 +61,7 @@ export function createDispatchAttempt({ store, router, runner, leases, logger, c
     const handlers = router.handlersFor(delivery.eventType);
     let report: AttemptReport;
     let results: readonly HandlerResult[] = NO_RESULTS;
+    let steps: GateStep[] | undefined;
     if (handlers.length === 0) {
       report = { kind: 'no-handler' };
     } else {
@@ -60,13 +69,19 @@ export function createDispatchAttempt({ store, router, runner, leases, logger, c
       if (!body.ok) {
         report = { kind: 'invalid-body', error: body.error };
       } else {
-        // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded.
+        // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded (or were skipped as stale).
         const pending =
-          ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && r.status === 'succeeded'));
-        results = await Promise.all(
-          pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
-        );
-        report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
+          ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && (r.status === 'succeeded' || r.status === 'skipped')));
+        const attemptOf = (h: HandlerDefinition) => (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1;
+        if (ordering?.active && pending.some((h) => ordering.spec(h.name))) {
+          steps = await openOrderGate(store, ordering, delivery, body.payload, pending, clock());
+          results = await runGateSteps(steps, delivery, body.payload, attemptOf, { runner, logger, observer });
+          const waits = steps.flatMap((step) => (step.kind === 'wait' ? [step.until] : []));
+          report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: waits.length > 0 ? Math.min(...waits) : undefined };
+        } else {
+          results = await Promise.all(pending.map((h) => runner.run(h, delivery, body.payload, attemptOf(h))));
+          report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
+        }
       }
     }
     free(); // the slot is for handlers; the outcome write that follows needs none
@@ -75,11 +90,17 @@ export function createDispatchAttempt({ store, router, runner, leases, logger, c
     // Lease lost: the claim that holds it now records the outcome (the store fences this one anyway).
     if (outcome === null || leases.claimOf(delivery.eventId) !== claimId) return;
     outcome.claimId = claimId;
+    if (steps && ordering) {
+      const ok = new Set(results.filter((r) => r.ok).map((r) => r.handler));
+      outcome.order = orderFinishes(steps, (name) => ok.has(name), outcome.status === 'dead', ordering.holdMs);
+    }
     if (!(await complete(outcome))) {
       logger.warn({ event_id: delivery.eventId, claim_id: claimId, status: outcome.status }, 'lease lost: outcome not recorded, another claim holds the delivery');
       observer.leaseLost?.('outcome_fenced');
       return;
     }
+    if (outcome.order?.some((f) => f.state !== 'waiting' && f.state !== 'released')) wakeAt?.(0); // a woken next of the key is due now
+    if (outcome.status === 'queued' && outcome.nextAttemptAt !== null) wakeAt?.(outcome.nextAttemptAt);
     if (observer.deliveryFinished) {
       observer.deliveryFinished(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
     }

@@ -20,4 +20,6 @@ export interface DispatchObserver extends HandlerObserver {
    * time, or (`outcome_fenced`) the outcome write found another claim. Nothing was recorded.
    */
   leaseLost?(reason: LeaseLoss | 'outcome_fenced'): void;
+  /** An ordered handler met a stale event (a newer one of its key already ran): it ran it with `order.stale`, or skipped it. */
+  orderStale?(handler: string, action: 'run' | 'skip'): void;
 }

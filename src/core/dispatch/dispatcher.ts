@@ -10,6 +10,7 @@ import { createLeaseDrain } from './lease-drain.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner } from './run-handler.js';
+import type { Ordering } from '../order/ordering.js';
 
 export type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observer.js';
 
@@ -43,6 +44,8 @@ export interface DispatcherOptions {
   observer?: DispatchObserver;
   /** How completion writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
+  /** The ordered handlers (`order`): one run per key at a time, in `at` order. */
+  ordering?: Ordering;
 }
 
 export interface Dispatcher {
@@ -85,6 +88,7 @@ export function createDispatcher({
   random = Math.random,
   observer = {},
   schedule,
+  ordering,
 }: DispatcherOptions): Dispatcher {
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
@@ -95,7 +99,22 @@ export function createDispatcher({
       observer.leaseLost?.(why);
     },
   });
-  const dispatchOne = createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule });
+  /** One timer for the earliest drain asked for at a later time (a delivery waiting out its order's hold). */
+  let wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  let wakeTimerAt = Infinity;
+  function wakeAt(at: number) {
+    const delay = at - clock();
+    if (delay <= 0) return void drain.wake();
+    if (at >= wakeTimerAt) return;
+    clearTimeout(wakeTimer);
+    wakeTimerAt = at;
+    wakeTimer = setTimeout(() => {
+      wakeTimerAt = Infinity;
+      void drain.wake();
+    }, delay);
+    (wakeTimer as { unref?: () => void }).unref?.();
+  }
+  const dispatchOne = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule });
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
@@ -115,7 +134,10 @@ export function createDispatcher({
     },
     drainAgain: () => void drain.wake(),
   });
-  const drain = createLeaseDrain({ store, owner, leaseMs, clock, logger, leases, slots });
+  const drain = createLeaseDrain({
+    store, owner, leaseMs, clock, logger, leases, slots,
+    ledgerBeforeAttempts: ordering?.active ? (type) => router.handlersFor(type).some((h) => ordering.spec(h.name) !== undefined) : undefined,
+  });
 
   return {
     owner,
@@ -143,6 +165,7 @@ export function createDispatcher({
       }
     },
     async stop(graceMs = 10_000) {
+      clearTimeout(wakeTimer);
       slots.stop(); // adopted hand-offs not started yet: their leases are given back below
       await drain.current;
       const all = Promise.all(inflight);

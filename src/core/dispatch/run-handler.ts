@@ -3,10 +3,12 @@ import type { HandlerContext, HandlerDefinition, PodEvent } from '../events/defi
 import type { Delivery } from '../delivery.js';
 import type { HandlerRun } from '../delivery-store.js';
 import type { EventType } from '../events/event-types.js';
+import { eventOf } from '../order/ordering.js';
+import type { OrderContext } from '../order/order-types.js';
 import type { Logger } from '../observability/logger.js';
 
 /** How one handler call ended. */
-export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted';
+export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted' | 'skipped';
 
 /** Hooks for metrics around each handler call; every method optional. */
 export interface HandlerObserver {
@@ -40,8 +42,11 @@ export interface HandlerRunnerOptions {
 }
 
 export interface HandlerRunner {
-  /** Runs one handler on one delivery's parsed payload: schema check, time limit, log line. Never throws. */
-  run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult>;
+  /**
+   * Runs one handler on one delivery's parsed payload: schema check, time limit, log line. Never
+   * throws. An ordered handler gets its place in its key's order as `ctx.order`.
+   */
+  run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number, order?: OrderContext): Promise<HandlerResult>;
   /** Aborts every call still running (shutdown); each settles at once as `interrupted`. */
   abortAll(reason: Error): void;
   /** Aborts the calls still running for one delivery (its lease was lost), as `abortAll` does. */
@@ -77,13 +82,18 @@ export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): 
   return results.map((r) => ({
     eventId,
     handler: r.handler,
-    status: r.ok ? 'succeeded' : 'failed',
+    status: r.outcome === 'skipped' ? 'skipped' : r.ok ? 'succeeded' : 'failed',
     attempts: r.attempt,
     lastError: r.error,
     durationMs: r.durationMs,
     // An interrupted run is no attempt: its outcome is never recorded.
     outcome: r.outcome === 'interrupted' ? 'failed' : r.outcome,
   }));
+}
+
+/** The stale runs ordered handlers skipped in one attempt, as one line: `handler: stale: skipped, newer event … already ran`. */
+export function describeSkips(results: readonly HandlerResult[]): string | null {
+  return results.filter((r) => r.outcome === 'skipped').map((r) => `${r.handler}: ${r.error}`).join('; ').slice(0, 2000) || null;
 }
 
 /** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
@@ -150,7 +160,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
-  async function run(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult> {
+  async function run(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number, order?: OrderContext): Promise<HandlerResult> {
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
@@ -185,19 +195,11 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     const call = new RunningCall(delivery.eventId);
     calls.add(call);
     const timer = setTimeout(() => call.end(new HandlerTimeoutError(timeoutMs)), timeoutMs);
-    const event: PodEvent<EventType, unknown> = {
-      id: delivery.eventId,
-      type: delivery.eventType as EventType,
-      signatureTimestamp: delivery.signatureT,
-      receivedAt: new Date(delivery.receivedAt),
-      payload: parsed,
-      rawBody: delivery.body,
-      attempt,
-    };
+    const event = eventOf(delivery, parsed, attempt);
     observer.handlerStarted?.(h.name, delivery.eventType, started - delivery.receivedAt);
     try {
       // A handler that ignores its signal is no longer awaited after its time limit.
-      await call.race(invoke(h, event, { log, get signal() { return call.signal; } }));
+      await call.race(invoke(h, event, { log, get signal() { return call.signal; }, ...(order && { order }) }));
       result.ok = true;
       report('succeeded');
     } catch (error) {

@@ -36,6 +36,8 @@ export interface ReceiverOptions {
    * before the answer is sent: it must only start work, never wait on it.
    */
   onStored?: (delivery: NewDelivery) => void;
+  /** Its ordered handlers' places in their keys' order, stored with the claim (a queued delivery only). */
+  orderOf?: (delivery: NewDelivery) => NewDelivery['order'];
   toleranceSeconds?: number;
 }
 
@@ -63,7 +65,7 @@ export interface ReceiveResult {
  * then the body (read only now, capped by the adapter), then the MAC, then the store. Nothing
  * unauthenticated reaches the store. Throws a `PodhookError` for every refusal.
  */
-export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, onStored, toleranceSeconds }: ReceiverOptions) {
+export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, onStored, orderOf, toleranceSeconds }: ReceiverOptions) {
   const store = async <T>(write: () => Promise<T>): Promise<T> => {
     try {
       return await write();
@@ -99,6 +101,7 @@ export function createReceiver({ crypto, clock, secrets, claim, quarantine, onCo
       receivedAt: clock(),
       ...inspectBody(eventType, body),
     };
+    if (orderOf && delivery.status === 'queued') delivery.order = orderOf(delivery);
 
     const result: ClaimResult = await store(() => claim(delivery));
     if (result.outcome === 'new') onStored?.(delivery);

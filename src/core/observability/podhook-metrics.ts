@@ -1,6 +1,6 @@
 import type { DispatchObserver } from '../dispatch/dispatcher.js';
 import type { Clock } from '../clock.js';
-import type { DeliveryStore, QueueStats } from '../delivery-store.js';
+import type { DeliveryStore, OrderStats, QueueStats } from '../delivery-store.js';
 import { isEventType } from '../events/event-types.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
@@ -14,6 +14,8 @@ export interface PodhookMetricsOptions {
   clock?: Clock;
   /** How old the queue gauges may be before a scrape reads the store again (default 15 s). */
   refreshMs?: number;
+  /** The ordered handlers' names: their order gauges are served (read with the queue gauges). */
+  orderedHandlers?: readonly string[];
 }
 
 export interface PodhookMetrics {
@@ -31,20 +33,25 @@ export interface PodhookMetrics {
  * (the counts scan the open rows, which a backlog makes long).
  */
 export function createPodhookMetrics(
-  store: Pick<DeliveryStore, 'queueStats'>,
-  { clock = Date.now, refreshMs = 15_000 }: PodhookMetricsOptions = {},
+  store: Pick<DeliveryStore, 'queueStats' | 'orderStats'>,
+  { clock = Date.now, refreshMs = 15_000, orderedHandlers = [] }: PodhookMetricsOptions = {},
 ): PodhookMetrics {
-  let cached: { at: number; stats: Promise<QueueStats> } | undefined;
-  const queueStats = () => {
-    const now = clock();
-    if (!cached || now - cached.at >= refreshMs) {
-      const stats = store.queueStats();
-      // A failed read is not kept: the next scrape tries again.
-      stats.catch(() => (cached = undefined));
-      cached = { at: now, stats };
-    }
-    return cached.stats;
+  /** A store read shared by every scrape within `refreshMs`. */
+  const cachedRead = <T>(read: () => Promise<T>) => {
+    let cached: { at: number; value: Promise<T> } | undefined;
+    return () => {
+      const now = clock();
+      if (!cached || now - cached.at >= refreshMs) {
+        const value = read();
+        // A failed read is not kept: the next scrape tries again.
+        value.catch(() => (cached = undefined));
+        cached = { at: now, value };
+      }
+      return cached.value;
+    };
   };
+  const queueStats = cachedRead<QueueStats>(() => store.queueStats());
+  const orderStats = cachedRead<OrderStats[]>(() => store.orderStats());
   const registry = createMetricsRegistry();
   const deliveries = registry.counter('podhook_deliveries_total', 'Ingest answers by outcome and event type.');
   const verification = registry.counter('podhook_verification_failures_total', 'Deliveries refused before the store, by reason.');
@@ -63,6 +70,19 @@ export function createPodhookMetrics(
     ];
   });
   registry.gauge('podhook_dead_letters', 'Deliveries in status dead.', async () => [[{}, (await queueStats()).dead]]);
+  const stale = registry.counter('podhook_order_stale_total', 'Stale events met by ordered handlers (a newer one of the key already ran), by handler and action: run or skip.');
+  if (orderedHandlers.length > 0) {
+    const byHandler = async () => {
+      const rows = new Map((await orderStats()).map((r) => [r.handler, r]));
+      return orderedHandlers.map((handler) => ({ handler, row: rows.get(handler) }));
+    };
+    registry.gauge('podhook_order_waiting', 'Deliveries an ordered handler has not run yet (waiting on an earlier one of their key, or running), by handler.', async () =>
+      (await byHandler()).map(({ handler, row }) => [{ handler }, row?.waiting ?? 0]),
+    );
+    registry.gauge('podhook_order_oldest_wait_seconds', 'How long the oldest of them has waited since it was received, by handler.', async () =>
+      (await byHandler()).map(({ handler, row }) => [{ handler }, row?.oldestReceivedAt ? Math.max(0, (clock() - row.oldestReceivedAt) / 1000) : 0]),
+    );
+  }
 
   return {
     registry,
@@ -78,13 +98,16 @@ export function createPodhookMetrics(
       handlerFinished(handler, _type, outcome, durationMs) {
         runs.inc({ handler, outcome });
         handlerSeconds.observe({ handler }, durationMs / 1000);
-        if (outcome !== 'succeeded' && outcome !== 'interrupted') failures.inc({ handler });
+        if (outcome !== 'succeeded' && outcome !== 'interrupted' && outcome !== 'skipped') failures.inc({ handler });
       },
       deliveryFinished(type, status) {
         finished.inc({ status, event_type: typeLabel(type) });
       },
       leaseLost(reason) {
         leasesLost.inc({ reason });
+      },
+      orderStale(handler, action) {
+        stale.inc({ handler, action });
       },
     },
   };

@@ -88,6 +88,8 @@ export interface DeliveryRow
   body_bytes: number;
   /** The stored delivery a quarantined one conflicts with; null otherwise. */
   conflict_with: string | null;
+  /** The delivery one of its ordered handlers waits on (an earlier one of its key, or the one running); null otherwise. */
+  waiting_on: string | null;
 }
 
 /** A line of an export file that cannot be read. */
@@ -100,7 +102,7 @@ export class ExportFormatError extends PodhookError {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A stored delivery as one row (no body: the export record carries it). */
-export function deliveryJson(d: Delivery): DeliveryRow {
+export function deliveryJson(d: Delivery, waitingOn: string | null = null): DeliveryRow {
   return {
     event_id: d.eventId,
     event_type: d.eventType,
@@ -115,6 +117,7 @@ export function deliveryJson(d: Delivery): DeliveryRow {
     processed_at: iso(d.processedAt),
     body_bytes: d.body.byteLength,
     conflict_with: d.conflictWith ?? null,
+    waiting_on: waitingOn,
   };
 }
 

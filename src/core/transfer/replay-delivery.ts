@@ -4,6 +4,9 @@ import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome } from '.
 import type { Logger } from '../observability/logger.js';
 import type { Router } from '../dispatch/router.js';
 import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
+import { openOrderGate, orderFinishes } from '../order/order-gate.js';
+import type { Ordering } from '../order/ordering.js';
+import { runGateSteps } from '../order/run-gate-steps.js';
 
 export interface ReplayerOptions {
   store: DeliveryStore;
@@ -16,13 +19,17 @@ export interface ReplayerOptions {
   handler?: string;
   /** The lease owner id of this replay. */
   owner?: string;
+  /** The ordered handlers: a replay runs them only in their key's turn (else the dispatcher does, later). */
+  ordering?: Ordering;
 }
 
 /**
  * `succeeded`: every handler run succeeded; `failed`: one failed, or the body cannot be parsed;
- * `skipped`: no handler (or not the one named) takes the type; `busy`: a running dispatcher holds it.
+ * `skipped`: no handler (or not the one named) takes the type; `busy`: a running dispatcher holds it;
+ * `waiting`: an ordered handler's key is not free (another delivery of it runs or comes first): the
+ * delivery is handed to the dispatcher, which runs that handler in its turn.
  */
-export type ReplayOutcome = 'succeeded' | 'failed' | 'skipped' | 'busy';
+export type ReplayOutcome = 'succeeded' | 'failed' | 'skipped' | 'busy' | 'waiting';
 
 export interface ReplayResult {
   eventId: string;
@@ -58,6 +65,7 @@ export function createReplayer({
   handlerTimeoutMs = 30_000,
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
+  ordering,
 }: ReplayerOptions): Replayer {
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs });
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
@@ -86,7 +94,15 @@ export function createReplayer({
     // A delivery processed at its first attempt has no ledger rows: each handler ran once.
     const ranBefore = (name: string) =>
       ledger.find((r) => r.handler === name)?.attempts ?? (ledger.length === 0 && leased.status === 'processed' ? leased.attempts : 0);
-    const runs = await Promise.all(handlers.map((h) => runner.run(h, leased, body.payload, ranBefore(h.name) + 1)));
+    const attemptOf = (h: HandlerDefinition) => ranBefore(h.name) + 1;
+    // Ordered handlers run in their key's turn only (no hold: a replayed delivery is not a burst).
+    const steps = ordering?.active && handlers.some((h) => ordering.spec(h.name))
+      ? await openOrderGate(store, { ...ordering, holdMs: 0 }, leased, body.payload, handlers, clock())
+      : undefined;
+    const runs = steps
+      ? await runGateSteps(steps, leased, body.payload, attemptOf, { runner, logger })
+      : await Promise.all(handlers.map((h) => runner.run(h, leased, body.payload, attemptOf(h))));
+    const waits = steps?.flatMap((s) => (s.kind === 'wait' ? [s] : [])) ?? [];
     const ran = new Set(handlers.map((h) => h.name));
     const failedElsewhere = ledger.some(
       (r) => r.status === 'failed' && !ran.has(r.handler) && router.handlersFor(leased.eventType).some((h) => h.name === r.handler),
@@ -101,7 +117,11 @@ export function createReplayer({
       durationMs: attemptDuration(runs),
     };
     let outcome: DispatchOutcome;
-    if (lastError !== null) {
+    if (lastError === null && waits.length > 0) {
+      // Not its turn: the dispatcher runs the rest when the key is free (its settling wakes it).
+      const next = Math.min(...waits.map((w) => w.until));
+      outcome = { ...base, attempts: leased.attempts, status: 'queued', lastError: leased.lastError, nextAttemptAt: next };
+    } else if (lastError !== null) {
       outcome = { ...base, status: 'dead', lastError, nextAttemptAt: null };
     } else if (failedElsewhere) {
       // Another handler still has a failure on record, so the delivery is not done: it keeps its
@@ -112,7 +132,15 @@ export function createReplayer({
     } else {
       outcome = { ...base, status: 'processed', lastError: null, nextAttemptAt: null };
     }
+    if (steps) {
+      const ok = new Set(runs.filter((r) => r.ok).map((r) => r.handler));
+      outcome.order = orderFinishes(steps, (name) => ok.has(name), outcome.status === 'dead', ordering!.holdMs);
+    }
     await store.completeDispatch([outcome]);
+    if (lastError === null && waits.length > 0) {
+      const on = waits.map((w) => `${w.handler.name} waits for ${w.waitingOn ?? 'its turn'}`).join('; ');
+      return result('waiting', `${on}: handed to the dispatcher, which runs it in its key's order`, outcome.status, runs);
+    }
     return result(lastError === null ? 'succeeded' : 'failed', lastError, outcome.status, runs);
   }
 

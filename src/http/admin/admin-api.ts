@@ -4,6 +4,7 @@ import { DELIVERY_STATUSES } from '../../core/delivery.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
 import { errorBody } from '../ingest.js';
+import { readOrderWaits, waitingOnOf } from '../../core/order/waiting-on.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminEnv } from './admin-env.js';
 import {
@@ -35,13 +36,20 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
 
   api.get('/deliveries', async (c) => {
     const { rows, next } = await pageOf(store, parseListQuery(c.req.query()));
-    return c.json({ deliveries: rows.map(deliveryJson), next_cursor: next });
+    const waits = await readOrderWaits(store, rows);
+    return c.json({ deliveries: rows.map((d) => deliveryJson(d, waitingOnOf(waits.get(d.eventId)))), next_cursor: next });
   });
 
   api.get('/deliveries/:event_id', async (c) => {
     const d = await store.get(c.req.param('event_id'));
     if (!d) return c.json(errorBody('not_found', 'No delivery has this event id.'), 404);
-    return c.json({ ...toExportRecord(d), runs: await readRuns(store, d, router) });
+    const waits = (await readOrderWaits(store, [d])).get(d.eventId) ?? [];
+    return c.json({
+      ...toExportRecord(d),
+      runs: await readRuns(store, d, router),
+      waiting_on: waitingOnOf(waits),
+      order: waits.map((w) => ({ handler: w.handler, key: w.key, waiting_on: w.waitingOn })),
+    });
   });
 
   api.get('/export', async (c) => {

@@ -34,7 +34,7 @@ ul.deliveries .err { grid-column: 1 / -1; }
 ul.deliveries time { color: var(--muted); font-size: .85rem; }
 .type { font-weight: 600; min-width: 0; }
 .badge { display: inline-block; font-size: .75rem; font-weight: 600; padding: .1rem .45rem; border-radius: 99px; color: #fff; background: var(--idle); }
-.s-processed, .s-succeeded { background: var(--ok); } .s-failed, .s-timeout { background: var(--warn); } .s-invalid_payload { background: var(--bad); } .s-dead { background: var(--bad); } .s-queued { background: var(--info); } .s-quarantined { background: var(--odd); }
+.s-processed, .s-succeeded { background: var(--ok); } .s-failed, .s-timeout { background: var(--warn); } .s-invalid_payload { background: var(--bad); } .s-skipped { background: var(--idle); } .s-dead { background: var(--bad); } .s-queued { background: var(--info); } .s-quarantined { background: var(--odd); }
 .err { color: var(--bad); font-size: .85rem; overflow-wrap: anywhere; }
 .muted, .small { color: var(--muted); font-size: .85rem; font-weight: normal; }
 .empty { color: var(--muted); }

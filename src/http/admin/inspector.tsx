@@ -10,6 +10,7 @@ import { errorBody } from '../ingest.js';
 import { createAdminApi } from './admin-api.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminEnv } from './admin-env.js';
+import { readOrderWaits } from '../../core/order/waiting-on.js';
 import { MAX_DURATION_SAMPLES, readRuns, pageOf, parseListQuery, statsAnswer, type StatsAnswer } from './admin-queries.js';
 import { OutcomeChart } from './outcome-chart.js';
 import { INSPECTOR_CSS } from './inspector-style.js';
@@ -269,6 +270,7 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
       return c.html(<Layout c={c} title="Not found"><p class="empty">No delivery has the event id <code>{c.req.param('id')}</code>.</p></Layout>, 404);
     }
     const runs = await readRuns(store, d, router);
+    const waits = (await readOrderWaits(store, [d])).get(d.eventId) ?? [];
     const note = c.req.query('redelivered');
     return c.html(
       <Layout c={c} title={d.eventType}>
@@ -283,6 +285,15 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
           {d.processedAt ? <><dt>processed</dt><dd>{iso(d.processedAt)}</dd></> : null}
           {d.nextAttemptAt && (d.status === 'failed' || d.status === 'queued') ? <><dt>next attempt</dt><dd>{iso(d.nextAttemptAt)}</dd></> : null}
           {d.lastError ? <><dt>last error</dt><dd class="err">{d.lastError}</dd></> : null}
+          {waits.map((w) => (
+            <>
+              <dt>waits</dt>
+              <dd class="waits">
+                {w.handler} (key <code>{w.key}</code>):{' '}
+                {w.waitingOn ? <>for <a href={`/_podhook/deliveries/${w.waitingOn}`}><code>{w.waitingOn}</code></a>, which comes first</> : 'its turn (the hold, or its retry)'}
+              </dd>
+            </>
+          ))}
         </dl>
         <form method="post" action={`/_podhook/deliveries/${d.eventId}/redeliver`} class="inline">
           <CsrfField c={c} />

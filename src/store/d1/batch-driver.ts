@@ -10,6 +10,8 @@ import {
   type AnySqliteDatabase,
 } from '../sqlite/statements.js';
 import type { StoreDriver } from '../sqlite/store-driver.js';
+import * as schema from '../sqlite/schema.js';
+import { orderEntryStatement, orderSettling } from '../order-statements.js';
 
 /** D1: no interactive transactions, so every multi-statement write is one atomic `batch`. */
 export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]> }): StoreDriver {
@@ -21,10 +23,16 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       const results = await batch(
         deliveries.flatMap((d) => {
           const { bump, insert } = claimStatements(db, claimParams(d));
-          return [bump, insert];
+          // A copy finds its rows made already; a conflict has no row of this type to make them for.
+          return [bump, insert, ...(d.order ?? []).map((e) => orderEntryStatement(db, schema, d, e))];
         }),
       );
-      return deliveries.map((_, i) => toClaimResult(results[2 * i + 1]!, results[2 * i] as { deliveryCount: number }[]));
+      let at = 0;
+      return deliveries.map((d) => {
+        const [bumped, inserted] = [results[at], results[at + 1]];
+        at += 2 + (d.order?.length ?? 0);
+        return toClaimResult(inserted!, bumped as { deliveryCount: number }[]);
+      });
     },
     async leaseDue(params) {
       return (await leaseStatement(db, params)) as DeliveryRow[];
@@ -34,8 +42,11 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       const outcomeAt: number[] = [];
       for (const o of outcomes) {
         const { outcome, runs } = outcomeParams(o);
+        const order = o.order && orderSettling(schema, o);
+        if (order) queries.push(...order.before(db));
         for (const r of runs) queries.push(handlerRunStatement(db, r), attemptStatement(db, r));
         outcomeAt.push(queries.push(outcomeStatement(db, outcome)) - 1);
+        if (order) queries.push(...order.after(db));
       }
       const results = (await batch(queries)) as { eventId: string }[][];
       return outcomeAt.flatMap((at) => results[at]!.map((r) => r.eventId));

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
 import { claimParams } from '../row-mapping.js';
-import { CLAIM_BUMP, CLAIM_INSERT } from './hot-statements.js';
+import { CLAIM_BUMP, CLAIM_INSERT, ORDER_ENTRIES } from './hot-statements.js';
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -32,6 +32,13 @@ export async function claimRows(pool: pg.Pool, batch: readonly NewDelivery[]): P
   for (const ins of inserted) {
     const at = rows.findIndex((r, i) => !isNew[i] && r.eventId === ins.event_id && sameBytes(r.contentDigest, ins.content_digest));
     if (at >= 0) isNew[at] = true;
+  }
+  // Ordered handlers' places, for the new rows only. Should this fail after the insert committed,
+  // the batch is refused (503) and the sender's copy is a duplicate: the dispatcher then makes the
+  // missing rows when it first runs the delivery.
+  const entries = order.flatMap((i, k) => (isNew[k] ? (batch[i]!.order ?? []).map((e) => ({ ...e, eventId: rows[k]!.eventId })) : []));
+  if (entries.length > 0) {
+    await pool.query({ ...ORDER_ENTRIES, values: [entries.map((e) => e.handler), entries.map((e) => e.key), entries.map((e) => e.eventId), entries.map((e) => e.at)] });
   }
   // Every row not inserted may be a copy of a stored id: grouped by id and type, in order.
   const groups = new Map<string, { eventId: string; eventType: string; at: number[]; last: number }>();

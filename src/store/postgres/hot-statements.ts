@@ -129,7 +129,19 @@ export const PRUNE = {
   delete from handler_runs where event_id in (select event_id from victims)
 ), history as (
   delete from handler_attempts where event_id in (select event_id from victims)
+), ordered as (
+  delete from ordered_runs where event_id in (select event_id from victims)
 )
 delete from deliveries where event_id in (select event_id from victims)
 returning event_id`,
+};
+
+/** The ordered handlers' rows of the new deliveries of a claim batch (only when some handler is ordered). */
+export const ORDER_ENTRIES = {
+  name: 'podhook_order_entries',
+  text: `insert into ordered_runs (handler, order_key, event_id, at, received_at, state)
+select e.handler, e.order_key, e.event_id, e.at, d.received_at, 'pending'
+from unnest($1::text[], $2::text[], $3::text[], $4::int8[]) as e(handler, order_key, event_id, at)
+join deliveries d on d.event_id = e.event_id
+on conflict do nothing`,
 };

@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
-import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { createBatcher } from '../../core/batcher.js';
 import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
 import { outcomeParams, toDelivery, type DeliveryRow } from '../row-mapping.js';
 import type { QueryDatabase, StoreBackend } from '../store-backend.js';
+import { orderSettling } from '../order-statements.js';
 import { claimRows } from './claim-rows.js';
 import { COMPLETE_DISPATCH, LEASE_DUE, PRUNE, RENEW_LEASES } from './hot-statements.js';
 import * as schema from './schema.js';
@@ -106,7 +107,7 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
         byRun.set(key, { ...r, failures: (byRun.get(key)?.failures ?? 0) + (r.status === 'failed' ? 1 : 0) });
       }
       const runs = [...byRun.values()];
-      const { rows } = await pool.query<{ event_id: string }>({
+      const complete = {
         ...COMPLETE_DISPATCH,
         values: [
           o.map((x) => x.eventId), o.map((x) => x.claimId), o.map((x) => x.status), o.map((x) => x.attempts), o.map((x) => x.lastError),
@@ -116,8 +117,28 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
           history.map((r) => r.eventId), history.map((r) => r.handler), history.map((r) => r.attempts), history.map((r) => r.outcome),
           history.map((r) => r.lastError), history.map((r) => r.durationMs), history.map((r) => r.updatedAt), history.map((r) => r.ranBy),
         ],
-      });
-      return rows.map((r) => r.event_id);
+      };
+      if (!outcomes.some((x) => x.order && x.order.length > 0)) {
+        const { rows } = await pool.query<{ event_id: string }>(complete);
+        return rows.map((r) => r.event_id);
+      }
+      // Ordered handlers settle their keys before the outcome (fenced by its claim), in one transaction with it.
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const tx = drizzle(client) as unknown as QueryDatabase;
+        const settling = outcomes.map((x) => orderSettling(schema, x));
+        for (const s of settling) for (const q of s.before(tx)) await (q as unknown as Promise<unknown>);
+        const { rows } = await client.query<{ event_id: string }>(complete);
+        for (const s of settling) for (const q of s.after(tx)) await (q as unknown as Promise<unknown>);
+        await client.query('commit');
+        return rows.map((r) => r.event_id);
+      } catch (error) {
+        await client.query('rollback').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
     },
     async renewLeases({ leases, until }) {
       if (leases.length === 0) return [];

@@ -14,6 +14,7 @@ import {
   type AnySqliteDatabase,
   type LeaseParams,
 } from './statements.js';
+import { orderEntryStatement, orderSettling } from '../order-statements.js';
 import { prepareRaw } from './raw-statement.js';
 import type { StoreDriver } from './store-driver.js';
 
@@ -129,6 +130,7 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
         batch.map((d) => {
           const values = claimParams(d);
           const inserted = insert(values);
+          if (d.order && inserted.length > 0) for (const e of d.order) orderEntryStatement(db, schema, d, e).all();
           return toClaimResult(inserted, inserted.length > 0 ? [] : (bumpStmt.all(values as never) as { deliveryCount: number }[]));
         }),
       ),
@@ -141,11 +143,14 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
           const recorded: string[] = [];
           for (const o of outcomes) {
             const { outcome: params, runs } = outcomeParams(o);
+            const order = o.order && orderSettling(schema, o);
+            if (order) for (const q of order.before(db)) q.all();
             for (const run of runs) {
               runStmt.all(run as never);
               attemptStmt.all(run as never);
             }
             if (outcome(params).length > 0) recorded.push(o.eventId);
+            if (order) for (const q of order.after(db)) q.all();
           }
           return recorded;
         },

@@ -41,3 +41,38 @@ describe('defineHandler types', () => {
     expect(true).toBe(true);
   });
 });
+
+describe('defineHandler types: ordered handlers', () => {
+  it('gives an ordered handler its order in the context, typed; an unordered one may not read it as set', () => {
+    defineHandler(
+      'pod.*',
+      {
+        name: 'syncPod',
+        order: {
+          key: (event) => {
+            expectTypeOf(event.type).toEqualTypeOf<import('../../../src/index.js').EventType>();
+            return (event.payload.pod as { id?: string } | undefined)?.id;
+          },
+          at: (event) => event.payload.occurred_at as string,
+          stale: 'skip',
+        },
+      },
+      async (_event, { order }) => {
+        expectTypeOf(order.stale).toBeBoolean();
+        expectTypeOf(order.key).toEqualTypeOf<string | null>();
+        expectTypeOf(order.at).toEqualTypeOf<Date>();
+        expectTypeOf(order.newest).toEqualTypeOf<{ eventId: string; at: Date } | undefined>();
+      },
+    );
+    defineHandler('pod.created', { name: 'byPod', order: 'pod' }, async (_event, { order }) => {
+      expectTypeOf(order.stale).toBeBoolean();
+    });
+    defineHandler('pod.created', { name: 'plain' }, async (_event, ctx) => {
+      // @ts-expect-error: an unordered handler's context has no order set
+      void ctx.order.stale;
+    });
+    // @ts-expect-error: stale is 'run' or 'skip' (and defineHandler throws at run time too)
+    expect(() => defineHandler('pod.created', { order: { key: () => 'k', stale: 'later' } }, async () => {})).toThrow(/stale must be/);
+    expect(() => defineHandler('pod.created', { order: { key: 'pod.id' } as never }, async () => {})).toThrow(/order must be 'pod' or/);
+  });
+});

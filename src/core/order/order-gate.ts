@@ -1,0 +1,95 @@
+import type { DeliveryStore, OrderFinish } from '../delivery-store.js';
+import type { Delivery, OrderEntry } from '../delivery.js';
+import type { HandlerDefinition } from '../events/define-handler.js';
+import { eventOf, type Ordering } from './ordering.js';
+import type { OrderContext } from './order-types.js';
+
+/** One pending handler of an attempt, as the order gate decided it. */
+export type GateStep =
+  /** Runs now; `order` for an ordered handler (its `entry` when the key is set). */
+  | { kind: 'run'; handler: HandlerDefinition; order?: OrderContext; entry?: OrderEntry }
+  /** Stale and `stale: 'skip'`: not run, recorded as skipped for the newer event. */
+  | { kind: 'skip'; handler: HandlerDefinition; entry: OrderEntry; newer: string }
+  /** Not now: another delivery of its key runs or comes first (`waitingOn`), or the hold is not over (null). */
+  | { kind: 'wait'; handler: HandlerDefinition; entry: OrderEntry; until: number; waitingOn: string | null }
+  /** Its `order.key` or `order.at` threw: the run fails with that error. */
+  | { kind: 'broken'; handler: HandlerDefinition; error: string };
+
+/** How long a delivery waiting on another waits before it looks again by itself (the other's outcome wakes it sooner). */
+export function recheckAfter(now: number, receivedAt: number): number {
+  return Math.min(5 * 60_000, Math.max(1_000, Math.floor((now - receivedAt) / 2)));
+}
+
+/**
+ * Decides which of an attempt's pending handlers run now. Unordered ones run; an ordered one runs
+ * when its key is free and nothing earlier of its key is pending (the store's `startOrdered`),
+ * after the hold; a stale one runs with `order.stale` or is skipped. One store call for all of a
+ * delivery's ordered handlers, none when it has none.
+ */
+export async function openOrderGate(
+  store: Pick<DeliveryStore, 'startOrdered'>,
+  ordering: Ordering,
+  delivery: Delivery,
+  payload: unknown,
+  pending: readonly HandlerDefinition[],
+  now: number,
+): Promise<GateStep[]> {
+  const steps: GateStep[] = [];
+  const asks: { handler: HandlerDefinition; entry: OrderEntry; stale: 'run' | 'skip' }[] = [];
+  const event = eventOf(delivery, payload, 1);
+  for (const handler of pending) {
+    const spec = ordering.spec(handler.name);
+    if (!spec) {
+      steps.push({ kind: 'run', handler });
+      continue;
+    }
+    let key: string | null;
+    let at: number;
+    try {
+      key = spec.key(event);
+      at = spec.at(event);
+    } catch (error) {
+      steps.push({ kind: 'broken', handler, error: `order: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}` });
+      continue;
+    }
+    if (key === null) {
+      steps.push({ kind: 'run', handler, order: { key: null, at: new Date(at), stale: false } });
+      continue;
+    }
+    const entry = { handler: handler.name, key, at };
+    const holdEnds = delivery.receivedAt + ordering.holdMs;
+    if (now < holdEnds) steps.push({ kind: 'wait', handler, entry, until: holdEnds, waitingOn: null });
+    else asks.push({ handler, entry, stale: spec.stale });
+  }
+  if (asks.length === 0) return steps;
+  const answers = await store.startOrdered({ eventId: delivery.eventId, receivedAt: delivery.receivedAt, now, starts: asks.map((a) => a.entry) });
+  for (const { handler, entry, stale } of asks) {
+    const answer = answers.find((a) => a.handler === handler.name)!;
+    if (!answer.started) {
+      steps.push({ kind: 'wait', handler, entry, until: now + recheckAfter(now, delivery.receivedAt), waitingOn: answer.waitingOn });
+      continue;
+    }
+    const newest = answer.newest && answer.newest.eventId !== delivery.eventId ? answer.newest : null;
+    const isStale = newest !== null && newest.at > entry.at;
+    if (isStale && stale === 'skip') {
+      steps.push({ kind: 'skip', handler, entry, newer: newest.eventId });
+      continue;
+    }
+    const order: OrderContext = { key: entry.key, at: new Date(entry.at), stale: isStale };
+    if (isStale) order.newest = { eventId: newest.eventId, at: new Date(newest.at) };
+    steps.push({ kind: 'run', handler, order, entry });
+  }
+  return steps;
+}
+
+/** How an attempt's outcome settles each ordered handler's row (see `OrderFinish`). */
+export function orderFinishes(steps: readonly GateStep[], succeeded: (handler: string) => boolean, dead: boolean, holdMs: number): OrderFinish[] {
+  const finishes: OrderFinish[] = [];
+  for (const s of steps) {
+    if (s.kind === 'broken' || !('entry' in s) || !s.entry) continue;
+    const state: OrderFinish['state'] =
+      s.kind === 'skip' ? 'skipped' : dead ? 'dead' : s.kind === 'wait' ? 'waiting' : succeeded(s.handler.name) ? 'done' : 'released';
+    finishes.push({ ...s.entry, state, holdMs });
+  }
+  return finishes;
+}
