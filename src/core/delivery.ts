@@ -30,6 +30,8 @@ export interface NewDelivery {
   lease?: LeaseGrant;
   /** The body as ingest parsed it (never stored): a hand-off dispatches it without parsing again. */
   payload?: unknown;
+  /** The ingest span's context as W3C `traceparent` text, when tracing is on (core/tracing). */
+  traceParent?: string | null;
 }
 
 /** A lease a dispatcher reserved for a delivery it is about to run. */
@@ -65,6 +67,8 @@ export interface Delivery {
   conflictWith?: string | null;
   /** The dispatcher (replica) that ran its last attempt, when one did. */
   ranBy?: string | null;
+  /** Its receipt's trace context (`traceparent` text), when it was received with tracing on: every attempt links to it. */
+  traceParent?: string | null;
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */
@@ -83,6 +87,7 @@ export function storedDelivery(d: NewDelivery): Delivery {
     lastError: d.lastError,
     nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
     processedAt: null,
+    traceParent: d.traceParent ?? null,
   };
 }
 
