@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { DeliveryStore } from '../delivery-store.js';
 import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
+import { SPAN, type PodhookTracing } from '../tracing/index.js';
 import type { OutcomePolicy } from './decide-outcome.js';
 import { createDispatchAttempt } from './dispatch-attempt.js';
 import type { DispatchObserver } from './dispatch-observer.js';
@@ -43,6 +44,8 @@ export interface DispatcherOptions {
   observer?: DispatchObserver;
   /** How completion writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
+  /** Spans for each attempt and handler run (`createTracing`); null: none. */
+  tracing?: PodhookTracing | null;
 }
 
 export interface Dispatcher {
@@ -85,9 +88,11 @@ export function createDispatcher({
   random = Math.random,
   observer = {},
   schedule,
+  tracing = null,
 }: DispatcherOptions): Dispatcher {
+  if (tracing) observer = tracing.observeAttempts(observer);
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
+  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer, tracing });
   const leases = createLeaseKeeper({
     store, owner, logger, clock, leaseMs, renewEveryMs,
     onLost(eventId, why, error) {
@@ -95,7 +100,8 @@ export function createDispatcher({
       observer.leaseLost?.(why);
     },
   });
-  const dispatchOne = createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule });
+  const attempt = createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule });
+  const dispatchOne = tracing ? tracing.traceAttempt(attempt, { name: SPAN.dispatch, owner }) : attempt;
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
