@@ -36,9 +36,10 @@ export function startTracingSdk(config: TracingConfig, logger: Logger): RunningT
   const exporters: SpanExporter[] = config.exporters.map((name) =>
     name === 'otlp' ? new OTLPTraceExporter({ url: config.endpoint }) : new StderrSpanExporter(),
   );
+  // Defaults first; OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (envDetector) win over them.
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'podhook' }).merge(detectResources({ detectors: [serviceInstanceIdDetector, envDetector] }));
   const provider = new NodeTracerProvider({
-    // Defaults first; OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (envDetector) win over them.
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'podhook' }).merge(detectResources({ detectors: [serviceInstanceIdDetector, envDetector] })),
+    resource,
     sampler: buildSampler(config),
     spanProcessors: exporters.map((exporter) => new BatchSpanProcessor(exporter)),
   });
@@ -49,7 +50,7 @@ export function startTracingSdk(config: TracingConfig, logger: Logger): RunningT
       exporters: config.exporters,
       // Never the user info or query of the URL: they may carry credentials.
       ...(config.exporters.includes('otlp') ? { endpoint: `${url.origin}${url.pathname}` } : {}),
-      service_name: config.serviceName,
+      service_name: resource.attributes[ATTR_SERVICE_NAME],
       sampler: config.sampler,
       ...(config.sampler.endsWith('traceidratio') ? { ratio: config.ratio } : {}),
     },

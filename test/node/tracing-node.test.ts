@@ -103,6 +103,7 @@ describe('OpenTelemetry traces from podhook serve', () => {
       [ATTR.outcome]: 'new',
     });
     expect(received!.kind).toBe(2); // SERVER
+    expect(received!.serviceName).toBe('podhook');
     expect(received!.parentSpanId).toBe(''); // a root: the sender's headers never choose the trace
     expect(received!.attributes[ATTR.eventId]).toBe(d.eventId);
     expect(duplicate!.attributes).toMatchObject({ [ATTR.eventId]: d.eventId, 'http.response.status_code': 200 });

@@ -14,7 +14,6 @@ export interface TracingConfig {
   exporters: ReadonlyArray<'otlp' | 'console'>;
   /** The OTLP/HTTP traces URL (`…/v1/traces`). */
   endpoint: string;
-  serviceName: string;
   sampler: TracesSampler;
   /** The ratio of the `*traceidratio` samplers (`OTEL_TRACES_SAMPLER_ARG`, default 1). */
   ratio: number;
@@ -38,7 +37,8 @@ const TracingSchema = z.object({
   // gRPC's port (4317) does not speak HTTP: the exporter would fail on every batch.
   OTEL_EXPORTER_OTLP_PROTOCOL: optional(z.enum(['http/json', 'http/protobuf'], { error: 'must be http/json or http/protobuf: podhook sends OTLP over HTTP (JSON), to port 4318' })),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional(z.enum(['http/json', 'http/protobuf'], { error: 'must be http/json or http/protobuf: podhook sends OTLP over HTTP (JSON), to port 4318' })),
-  OTEL_SERVICE_NAME: optional(z.string().trim().min(1)),
+  // Read by the SDK's resource detector (beside OTEL_RESOURCE_ATTRIBUTES); only checked here.
+  OTEL_SERVICE_NAME: optional(z.string().trim().min(1, 'must not be blank')),
   OTEL_TRACES_SAMPLER: optional(z.enum(TRACES_SAMPLERS, { error: `must be one of ${TRACES_SAMPLERS.join(', ')}` })),
   OTEL_TRACES_SAMPLER_ARG: optional(
     z
@@ -56,7 +56,7 @@ const UNSHOWN = new Set(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRAC
  * asked for (`OTEL_TRACES_EXPORTER` unset, or `none`) and no OTLP endpoint set, or
  * `OTEL_SDK_DISABLED=true`. Throws a ConfigError naming the variable (exit code 2).
  * @example parseTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })
- * // → { exporters: ['otlp'], endpoint: 'http://127.0.0.1:4318/v1/traces', serviceName: 'podhook', … }
+ * // → { exporters: ['otlp'], endpoint: 'http://127.0.0.1:4318/v1/traces', sampler: 'parentbased_always_on', ratio: 1 }
  */
 export function parseTracingConfig(env: Record<string, string | undefined>): TracingConfig | null {
   const parsed = TracingSchema.safeParse(env);
@@ -77,7 +77,6 @@ export function parseTracingConfig(env: Record<string, string | undefined>): Tra
   return {
     exporters: [...new Set(exporters)] as TracingConfig['exporters'],
     endpoint: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? tracesUrl(e.OTEL_EXPORTER_OTLP_ENDPOINT) : DEFAULT_TRACES_ENDPOINT),
-    serviceName: e.OTEL_SERVICE_NAME ?? 'podhook',
     sampler,
     ratio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
   };

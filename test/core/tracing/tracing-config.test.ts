@@ -15,7 +15,6 @@ describe('the OpenTelemetry variables', () => {
     expect(parseTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toEqual({
       exporters: ['otlp'],
       endpoint: 'http://collector:4318/v1/traces',
-      serviceName: 'podhook',
       sampler: 'parentbased_always_on',
       ratio: 1,
     });
@@ -25,10 +24,10 @@ describe('the OpenTelemetry variables', () => {
     expect(parseTracingConfig({ OTEL_TRACES_EXPORTER: 'otlp' })?.endpoint).toBe(DEFAULT_TRACES_ENDPOINT);
   });
 
-  it('take the exporters, service name and sampler asked for', () => {
+  it('take the exporters and sampler asked for', () => {
     expect(
-      parseTracingConfig({ OTEL_TRACES_EXPORTER: 'console, otlp', OTEL_SERVICE_NAME: 'hooks-eu', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }),
-    ).toMatchObject({ exporters: ['console', 'otlp'], serviceName: 'hooks-eu', sampler: 'parentbased_traceidratio', ratio: 0.25 });
+      parseTracingConfig({ OTEL_TRACES_EXPORTER: 'console, otlp', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }),
+    ).toMatchObject({ exporters: ['console', 'otlp'], sampler: 'parentbased_traceidratio', ratio: 0.25 });
   });
 
   it.each([
@@ -41,6 +40,7 @@ describe('the OpenTelemetry variables', () => {
     [{ OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "1.5")'],
     [{ OTEL_TRACES_SAMPLER_ARG: 'half' }, 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "half")'],
     [{ OTEL_SDK_DISABLED: 'yes' }, 'OTEL_SDK_DISABLED must be true or false (got "yes")'],
+    [{ OTEL_SERVICE_NAME: '   ' }, 'OTEL_SERVICE_NAME must not be blank (got "   ")'],
   ])('refuse %j with one line naming the variable, never echoing an endpoint', (env, message) => {
     expect(() => parseTracingConfig(env)).toThrow(ConfigError);
     expect(() => parseTracingConfig(env)).toThrow(`invalid configuration: ${message}`);
