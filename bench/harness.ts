@@ -26,6 +26,8 @@ export interface TargetSpec {
   postgres?: boolean;
   /** With `postgres`: the cores the database server may use while this target is measured (pinTree). */
   storeCores?: string;
+  /** Exports OpenTelemetry traces to the bench's OTLP sink (bench/targets/otlp-sink.ts), at a path of its own (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). */
+  otlpSink?: boolean;
 }
 
 export interface Running {
@@ -153,6 +155,33 @@ async function startOn(spec: TargetSpec, port: number, databasePath: string): Pr
  * probe may have been closed by the server's keep-alive timeout in the meantime.
  */
 const probe = (url: string) => fetch(url, { headers: { connection: 'close' } });
+
+/**
+ * The OTLP/HTTP sink a tracing target exports to (bench/targets/otlp-sink.ts), on core 1 beside
+ * the load client: it discards what it gets and counts it per target (`stats(name)`, for a
+ * target exporting to `endpoint(name)`).
+ */
+export async function startOtlpSink(): Promise<{
+  endpoint(target: string): string;
+  child: ChildProcess;
+  stats(target: string): Promise<{ requests: number; bytes: number; ingest_spans: number }>;
+}> {
+  const port = await freePort();
+  const [cmd, args] = pin(1, process.execPath, ['--import', 'tsx', 'bench/targets/otlp-sink.ts']);
+  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port) }, stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while ((await probe(url).then((r) => r.status, () => 0)) !== 200) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the OTLP sink did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const none = { requests: 0, bytes: 0, ingest_spans: 0 };
+  return {
+    endpoint: (target) => `${url}/${target}/v1/traces`,
+    child,
+    stats: async (target) => ((await (await probe(url)).json()) as Record<string, typeof none>)[target] ?? none,
+  };
+}
 
 /** Runs the load client on core 1 as its own process (so it never shares the server's core). */
 export function load(options: LoadOptions): LoadResult {

@@ -16,9 +16,12 @@
  * and a 1M-row retention prune under load. Writes bench/results/latest.json.
  *
  * Options: `--quick` (two short rounds of the main series only, within about 60 s),
- * `--series=main,table`, `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics).
+ * `--series=main,table`, `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics),
+ * `--base=DIR`: adds the target `podhook-base`, the build in DIR (a git worktree of another commit,
+ * `npm run build` run there first), measured side by side with this one for an A/B.
  */
 import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +38,7 @@ import {
   podhookArgs,
   ROOT,
   round,
+  startOtlpSink,
   startTarget,
   stealPercent,
   twoCores,
@@ -48,6 +52,7 @@ import { runTableSeries } from './table-series.js';
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--targets='))?.slice('--targets='.length).split(',');
 const series = process.argv.find((a) => a.startsWith('--series='))?.slice('--series='.length).split(',') ?? (quick ? ['main'] : ['main', 'table']);
+const base = process.argv.find((a) => a.startsWith('--base='))?.slice('--base='.length);
 
 const ALL_TARGETS: TargetSpec[] = [
   { name: 'limit', args: ['--import', 'tsx', 'bench/targets/limit.ts'] },
@@ -70,6 +75,12 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'podhook-ingest-only', args: podhookArgs(), env: { DISPATCHER: 'off' } },
   { name: 'podhook-warn-logs', args: podhookArgs(), env: { LOG_LEVEL: 'warn' } },
   { name: 'podhook-tsx', args: ['bin/podhook.js', 'serve'] },
+  // podhook with OpenTelemetry traces on, every one kept, exported to a local sink that discards them.
+  { name: 'podhook-otel', args: podhookArgs(), env: { OTEL_TRACES_SAMPLER: 'always_on' }, otlpSink: true },
+  // Diagnostic: the SDK started (its context manager on every promise) but no span sampled, so none recorded or exported.
+  { name: 'podhook-otel-unsampled', args: podhookArgs(), env: { OTEL_TRACES_SAMPLER: 'always_off' }, otlpSink: true },
+  // `--base=DIR`: the build of another commit, for an A/B beside `podhook`.
+  ...(base ? [{ name: 'podhook-base', args: podhookArgs().map((a) => (a === 'dist/src/cli/run.js' ? join(base, a) : a)) }] : []),
 ];
 const DEFAULT_TARGETS = quick
   ? ['limit', 'peer', 'hono-insert-normal', 'podhook', 'podhook-postgres', 'podhook-postgres-2']
@@ -111,10 +122,16 @@ async function mainSeries() {
   const stealBefore = cpuTimes();
   const running: Running[] = [];
   let postgres: BenchPostgres | undefined;
+  let sink: Awaited<ReturnType<typeof startOtlpSink>> | undefined;
   try {
     if (targets.some((t) => t.postgres)) postgres = await startBenchPostgres();
+    if (targets.some((t) => t.otlpSink)) sink = await startOtlpSink();
     for (const spec of targets) {
-      const env = spec.postgres ? { ...spec.env, DATABASE_URL: await postgres!.createDatabase(dbName(spec.name)) } : spec.env;
+      const env = spec.postgres
+        ? { ...spec.env, DATABASE_URL: await postgres!.createDatabase(dbName(spec.name)) }
+        : spec.otlpSink
+          ? { ...spec.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink!.endpoint(spec.name) }
+          : spec.env;
       running.push(await startTarget({ ...spec, env }, join(dir, `${spec.name}.db`)));
     }
     // Idle replicas first, on databases with nothing to do: after load, autovacuum and checkpoints would be counted as idle.
@@ -184,8 +201,19 @@ async function mainSeries() {
         rows_per_delivery: { inserted: per(w.inserted), updated: per(w.updated), of_which_hot: per(w.hotUpdated), deleted: per(w.deleted) },
       });
     }
+    // Spans the tracing target exported: stopped with SIGTERM first, so its last batch is flushed.
+    for (const r of running.filter((x) => x.spec.otlpSink)) {
+      await stopGracefully(r);
+      const db = new Database(join(dir, `${r.spec.name}.db`), { readonly: true });
+      const { n } = db.prepare('select count(*) as n from deliveries').get() as { n: number };
+      db.close();
+      const got = await sink!.stats(r.spec.name);
+      Object.assign(results[r.spec.name] as object, {
+        otlp: { deliveries_stored: n, ingest_spans_exported_per_delivery: round(got.ingest_spans / Math.max(1, n)), bytes_per_delivery: Math.round(got.bytes / Math.max(1, n)), export_requests: got.requests },
+      });
+    }
     const unsaturated = Object.entries(results).filter(([, v]) => !(v as { saturation: Saturation }).saturation.saturated);
-    type Fig = { rps: number; peak_rss_mb: number; rss_after_bursts_mb: number };
+    type Fig = { rps: number; peak_rss_mb: number; rss_after_bursts_mb: number; server_cpu_us_per_request: number };
     const fig = (name: string) => results[name] as Fig | undefined;
     const ratioOf = (key: keyof Fig) => (a?: Fig, b?: Fig) => (a && b && b[key] ? Math.round((a[key] / b[key]) * 1000) / 1000 : null);
     const ratio = ratioOf('rps');
@@ -202,6 +230,13 @@ async function mainSeries() {
       ratios: {
         podhook_vs_limit: ratio(fig('podhook'), fig('limit')),
         podhook_vs_peer: ratio(fig('podhook'), fig('peer')),
+        // Tracing on (every span kept and exported) against off, side by side; and `--base`'s A/B.
+        podhook_otel_vs_podhook: ratio(fig('podhook-otel'), fig('podhook')),
+        podhook_otel_vs_limit: ratio(fig('podhook-otel'), fig('limit')),
+        podhook_otel_cpu_per_request_vs_podhook: ratioOf('server_cpu_us_per_request')(fig('podhook-otel'), fig('podhook')),
+        podhook_vs_base: ratio(fig('podhook'), fig('podhook-base')),
+        podhook_base_vs_limit: ratio(fig('podhook-base'), fig('limit')),
+        podhook_cpu_per_request_vs_base: ratioOf('server_cpu_us_per_request')(fig('podhook'), fig('podhook-base')),
         // PostgreSQL against the SQLite node (targets: >= 0.85, >= 1.5 on separate machines; RSS within 10%).
         postgres_1_replica_vs_sqlite: ratio(fig('podhook-postgres'), fig('podhook')),
         postgres_2_replicas_vs_sqlite: ratio(fig('podhook-postgres-2'), fig('podhook')),
@@ -216,6 +251,7 @@ async function mainSeries() {
     for (const [name, v] of unsaturated) warnUnsaturated(name, (v as { saturation: Saturation }).saturation);
   } finally {
     for (const r of running) for (const x of r.replicas) x.child.kill('SIGKILL');
+    sink?.child.kill('SIGKILL');
     await postgres?.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -391,7 +427,8 @@ function printTable(report: { targets: Record<string, unknown>; ratios: Record<s
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   console.log([line(head), ...rows.map(line)].join('\n'));
-  console.log(`ratios: ${JSON.stringify(report.ratios)}   host steal: ${report.steal_percent}%`);
+  const measured = Object.fromEntries(Object.entries(report.ratios).filter(([, v]) => v !== null));
+  console.log(`ratios: ${JSON.stringify(measured)}   host steal: ${report.steal_percent}%`);
 }
 
 await main();

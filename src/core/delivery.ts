@@ -32,6 +32,8 @@ export interface NewDelivery {
   payload?: unknown;
   /** Its ordered handlers' places in their keys' order, stored with the claim of a new delivery. */
   order?: readonly OrderEntry[];
+  /** The ingest span's context as W3C `traceparent` text, when tracing is on (core/tracing). */
+  traceParent?: string | null;
 }
 
 /** One ordered handler's place in its key's order, written with the claim of a new delivery. */
@@ -75,6 +77,8 @@ export interface Delivery {
   conflictWith?: string | null;
   /** The dispatcher (replica) that ran its last attempt, when one did. */
   ranBy?: string | null;
+  /** Its receipt's trace context (`traceparent` text), when it was received with tracing on: every attempt links to it. */
+  traceParent?: string | null;
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */
@@ -93,6 +97,7 @@ export function storedDelivery(d: NewDelivery): Delivery {
     lastError: d.lastError,
     nextAttemptAt: d.status === 'queued' ? d.receivedAt : null,
     processedAt: null,
+    traceParent: d.traceParent ?? null,
   };
 }
 

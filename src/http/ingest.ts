@@ -76,7 +76,7 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
       } else {
         logger.info(line, 'delivery');
       }
-      onOutcome?.({ outcome, status: 200, eventType: result.eventType, latencyMs });
+      onOutcome?.({ outcome, status: 200, eventType: result.eventType, eventId: result.eventId, latencyMs });
       const body = { received: true, event_id: result.eventId, duplicate: result.duplicate };
       return { status: 200, body: result.conflict ? { ...body, conflict: true } : body };
     } catch (error) {
@@ -103,7 +103,7 @@ export function createIngestHandler({ receive, logger, maxBodyBytes, onOutcome }
       else if (error.status >= 500) logger.warn(line, 'delivery');
       else if (error.status === 401) logger.warn(line, 'delivery');
       else logger.info(line, 'delivery');
-      onOutcome?.({ outcome: 'rejected', status: error.status, reason: error.reason, eventType, latencyMs });
+      onOutcome?.({ outcome: 'rejected', status: error.status, reason: error.reason, eventType, eventId: line.event_id, latencyMs });
       const answer = errorAnswer(error);
       // A body left unread (refused before or while reading) is not drained: the connection closes.
       if (!bodyRead && mayHaveBody(headers)) answer.headers = { ...answer.headers, connection: 'close' };

@@ -19,6 +19,7 @@ import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-de
 import type { Logger } from '../core/observability/logger.js';
 import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
+import { configuredSecrets, createTracing } from '../core/tracing/index.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
@@ -102,6 +103,8 @@ export interface WiredReceiver {
  */
 export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { config, store, logger, clock, secrets } = parts;
+  // Null unless an OpenTelemetry SDK is registered (Node: OTEL_* variables): then each step below is untouched.
+  const tracing = createTracing({ secrets: configuredSecrets(config) });
   const alerts = createAlerter({
     post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
     logger,
@@ -125,6 +128,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     observer: parts.observer ? combineObservers(parts.observer, alerts.observer) : alerts.observer,
     schedule: parts.schedule,
     ordering: ordering.active ? ordering : undefined,
+    tracing,
   });
 
   const { assertUsable } = parts;
@@ -132,12 +136,14 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     assertUsable?.();
     return (await store.claim([delivery]))[0]!;
   };
+  const claim = config.dispatch.enabled ? withHandOff(claimOne, dispatcher, parts.deferAdoption) : claimOne;
+  const quarantine = (delivery: NewDelivery, alternateId: string) => store.quarantine(delivery, alternateId);
   const receive = createReceiver({
     crypto: parts.crypto,
     clock,
     secrets,
-    claim: config.dispatch.enabled ? withHandOff(claimOne, dispatcher, parts.deferAdoption) : claimOne,
-    quarantine: (delivery, alternateId) => store.quarantine(delivery, alternateId),
+    claim: tracing ? tracing.traceClaim(claim) : claim,
+    quarantine: tracing ? tracing.traceQuarantine(quarantine) : quarantine,
     onConflict: (conflict) => {
       parts.onConflict?.(conflict);
       // Named by the id it is stored under: what an operator looks up before replaying it.
@@ -149,7 +155,9 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });
     },
   });
-  const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: parts.onOutcome });
+  const onOutcome = tracing ? tracing.observeIngest(parts.onOutcome) : parts.onOutcome;
+  const untraced = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome });
+  const ingest = tracing ? tracing.traceIngest(untraced, config.webhookPath) : untraced;
 
   const { adminToken } = config;
   const drainSoon = parts.drainSoon ?? ((d: Dispatcher) => d.wake());

@@ -28,6 +28,7 @@ export interface ClaimParams {
   leaseOwner: string | null;
   leaseUntil: number | null;
   claimId: string | null;
+  traceParent: string | null;
 }
 
 export function claimParams(d: NewDelivery): ClaimParams {
@@ -45,6 +46,7 @@ export function claimParams(d: NewDelivery): ClaimParams {
     leaseOwner: d.lease?.owner ?? null,
     leaseUntil: d.lease?.until ?? null,
     claimId: d.lease?.claimId ?? null,
+    traceParent: d.traceParent ?? null,
   };
 }
 
@@ -66,6 +68,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     ...(row.durationMs === null ? {} : { durationMs: row.durationMs }),
     conflictWith: row.conflictWith,
     ranBy: row.ranBy,
+    traceParent: row.traceParent,
   };
 }
 

@@ -62,6 +62,8 @@ export function defineTables(k: DialectKit) {
       conflictWith: k.text('conflict_with'),
       /** Which dispatcher (replica) ran its last attempt: the lease owner that recorded the outcome. */
       ranBy: k.text('ran_by'),
+      /** The ingest span's context (W3C `traceparent`) when tracing is on; null otherwise. Attempts link to it. */
+      traceParent: k.text('trace_parent'),
     },
     (t) => [
       // A replay carries the same t, so (t, digest) identifies signed content as well as the digest

@@ -63,6 +63,20 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     );
 
     it(
+      "keeps a delivery's trace context (W3C traceparent) with its row, read back on get and on lease; none when it came without",
+      withStore(async (store) => {
+        const traceParent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+        const traced = newDelivery({ traceParent });
+        const untraced = newDelivery();
+        expect(await store.claim([traced, untraced])).toEqual([{ outcome: 'new' }, { outcome: 'new' }]);
+        expect((await store.get(traced.eventId))?.traceParent).toBe(traceParent);
+        expect((await store.get(untraced.eventId))?.traceParent).toBeNull();
+        const leased = await store.leaseDue({ owner: 'tracer', now: untraced.receivedAt, leaseMs: 10_000, limit: 10 });
+        expect(Object.fromEntries(leased.map((d) => [d.eventId, d.traceParent]))).toEqual({ [traced.eventId]: traceParent, [untraced.eventId]: null });
+      }),
+    );
+
+    it(
       'counts a duplicate of a stored id and keeps the first copy',
       withStore(async (store) => {
         const d = newDelivery();

@@ -4,8 +4,11 @@ import type { DeliveryRow, TestReceiver } from 'podhook/testing';
 import { deliveryJson, toExportRecord, type ExportRecord } from '../../src/core/transfer/delivery-export.js';
 import type { Delivery } from '../../src/core/delivery.js';
 
-/** What the export record carries that a row does not: the row has `body_bytes` instead. */
-type RecordOnly = 'format' | 'headers' | 'body_base64';
+/**
+ * What the export record carries that a row does not: the row has `body_bytes` instead, and the
+ * receipt's trace context travels with the delivery for an importer's spans, not for people.
+ */
+type RecordOnly = 'format' | 'headers' | 'body_base64' | 'trace_parent';
 
 const quarantined: Delivery = {
   eventId: '6f1c2a9e-3b4d-4e5f-8a6b-7c8d9e0f1a2b',
@@ -40,7 +43,7 @@ describe('the test kit delivery row', () => {
 
     const row: Record<string, unknown> = { ...deliveryJson(quarantined) };
     const record: Record<string, unknown> = { ...toExportRecord(quarantined) };
-    for (const key of ['format', 'headers', 'body_base64'] satisfies RecordOnly[]) delete record[key];
+    for (const key of ['format', 'headers', 'body_base64', 'trace_parent'] satisfies RecordOnly[]) delete record[key];
     const { body_bytes, waiting_on, ...shared } = row;
     expect(body_bytes).toBe(quarantined.body.byteLength);
     expect(waiting_on).toBeNull();

@@ -9,6 +9,8 @@ import { followRemote } from '../../core/transfer/follow-remote.js';
 import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
+import { startTracing } from '../../node/start-tracing.js';
+import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
@@ -52,7 +54,9 @@ ${HANDLERS_HELP}
 
 Network errors and 5xx answers are retried with backoff (1 s doubling to 30 s), one line each
 on stderr; --once gives up after 5 attempts in a row. Handler log lines (JSON, LOG_LEVEL) go to
-stderr. Reads DATABASE_URL or DATABASE_PATH and the DISPATCH_* / HANDLER_TIMEOUT_MS / RETRY_* variables.
+stderr. Reads DATABASE_URL or DATABASE_PATH and the DISPATCH_* / HANDLER_TIMEOUT_MS / RETRY_* variables;
+with OTEL_EXPORTER_OTLP_ENDPOINT (or the other OTEL_* variables of \`podhook serve\`), each local
+attempt is a span linked to the receipt the remote recorded (docs/tracing.md).
 
 Exit codes: 0 stopped (Ctrl-C) or --once with every handler run succeeding, 1 --once with a
 failed handler run or a conflict, or the remote answered something retrying cannot fix,
@@ -82,6 +86,9 @@ the token (401).`,
     const once = values.once === true;
     const config = parseConfig(io.env);
 
+    const logger = stderrLogger(io, config.logLevel);
+    // With OTEL_* set, each local attempt is a span linked to the receipt the remote recorded.
+    const sdk = await startTracing(io.env, logger);
     const { store, where, close } = await openConfiguredStore(config);
     const router = createRouter(only === undefined ? all : all.filter((h) => h.name === only));
     const client = createExportClient({ baseUrl: from.href, token });
@@ -92,10 +99,11 @@ the token (401).`,
     const dispatcher = createDispatcher({
       store,
       router,
-      logger: stderrLogger(io, config.logLevel),
+      logger,
       clock,
       owner: `listen-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
       ...dispatchTuning(config),
+      tracing: createTracing({ secrets: [...configuredSecrets(config), token] }),
       observer: {
         deliveryFinished(type, status, { eventId, attempt, failures }) {
           const time = remoteTimes.get(eventId) ?? clock();
@@ -162,6 +170,7 @@ the token (401).`,
       process.off('SIGTERM', onSignal);
       await dispatcher.stop();
       await close();
+      await sdk?.shutdown();
     }
     return once && failed + conflicts > 0 ? EXIT.failure : EXIT.ok;
   },

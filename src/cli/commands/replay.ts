@@ -7,6 +7,8 @@ import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
+import { startTracing } from '../../node/start-tracing.js';
+import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { escapeControl } from '../format-table.js';
@@ -39,7 +41,8 @@ One line per delivery and a summary go to stdout; the handlers' log lines (JSON,
 LOG_PRETTY=1 for people) go to stderr.
 
 Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), and
-HANDLER_TIMEOUT_MS.
+HANDLER_TIMEOUT_MS. With OTEL_EXPORTER_OTLP_ENDPOINT (or the other OTEL_* variables of
+\`podhook serve\`), each replay is a span linked to the delivery's receipt (docs/tracing.md).
 Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing or unreadable,
 2 bad usage or configuration.`,
   options: {
@@ -63,14 +66,18 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     }
     const dryRun = values['dry-run'] === true;
     const config = parseConfig(io.env);
+    const logger = stderrLogger(io, config.logLevel);
+    // With OTEL_* set, each replay is a span linked to its delivery's receipt, its handler runs inside.
+    const sdk = dryRun ? null : await startTracing(io.env, logger);
     const { store, close } = await openExistingStore(config);
     const replayer = createReplayer({
       store,
       router: createRouter(handlers),
-      logger: stderrLogger(io, config.logLevel),
+      logger,
       handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
       handler: only,
       ordering: createOrdering({ handlers, holdMs: config.dispatch.orderHoldMs }),
+      tracing: createTracing({ secrets: configuredSecrets(config) }),
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, missing: 0 };
@@ -97,6 +104,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       }
     } finally {
       await close();
+      await sdk?.shutdown();
     }
     io.stdout(`${summary(tally, runs, dryRun)}\n`);
     return tally.failed + tally.busy + tally.missing > 0 ? EXIT.failure : EXIT.ok;

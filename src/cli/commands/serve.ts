@@ -3,6 +3,7 @@ import { parseConfig } from '../../core/config.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
+import { startTracing } from '../../node/start-tracing.js';
 import { defineCommand, EXIT } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 
@@ -39,7 +40,15 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   ALERT_WEBHOOK_URL     where alerts are POSTed: https://, or http:// to
                         127.0.0.1/::1/localhost (none: alerts only logged)
   ALERT_DOWNTIME_MINUTES  a longer gap in heartbeats is a downtime (5, >= 1)
-  ALERT_MIN_INTERVAL_MINUTES  one alert per kind and key per this (10)`;
+  ALERT_MIN_INTERVAL_MINUTES  one alert per kind and key per this (10)
+
+  OTEL_EXPORTER_OTLP_ENDPOINT  turns on OpenTelemetry traces, OTLP/HTTP to this
+                        collector (+ /v1/traces; or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+                        as is)                              (none: tracing off)
+  OTEL_TRACES_EXPORTER  otlp | console | none               (otlp when an endpoint is set)
+  OTEL_SERVICE_NAME     the service in traces               (podhook)
+  OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG  which traces are kept
+                        (parentbased_always_on; docs/tracing.md)`;
 
 export const serveCommand = defineCommand({
   name: 'serve',
@@ -61,6 +70,7 @@ invalid handler registry: the message names the module and what is wrong).`,
     const config = parseConfig(io.env);
     const handlers = await loadValidHandlers(values.handlers);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
+    const tracing = await startTracing(io.env, logger);
     // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
     const signal = new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGTERM', resolve);
@@ -69,6 +79,7 @@ invalid handler registry: the message names the module and what is wrong).`,
     const server = await startServer({ config, logger, handlers, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
+    await tracing?.shutdown(); // after the handlers: their last spans go too
     return EXIT.ok;
   },
 });

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { DeliveryStore } from '../delivery-store.js';
 import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
+import { SPAN, type PodhookTracing } from '../tracing/index.js';
 import type { OutcomePolicy } from './decide-outcome.js';
 import { createDispatchAttempt } from './dispatch-attempt.js';
 import type { DispatchObserver } from './dispatch-observer.js';
@@ -46,6 +47,8 @@ export interface DispatcherOptions {
   schedule?: (flush: () => void) => void;
   /** The ordered handlers (`order`): one run per key at a time, in `at` order. */
   ordering?: Ordering;
+  /** Spans for each attempt and handler run (`createTracing`); null: none. */
+  tracing?: PodhookTracing | null;
 }
 
 export interface Dispatcher {
@@ -89,9 +92,11 @@ export function createDispatcher({
   observer = {},
   schedule,
   ordering,
+  tracing = null,
 }: DispatcherOptions): Dispatcher {
+  if (tracing) observer = tracing.observeAttempts(observer);
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
+  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer, tracing });
   const leases = createLeaseKeeper({
     store, owner, logger, clock, leaseMs, renewEveryMs,
     onLost(eventId, why, error) {
@@ -114,7 +119,8 @@ export function createDispatcher({
     }, delay);
     (wakeTimer as { unref?: () => void }).unref?.();
   }
-  const dispatchOne = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule });
+  const attempt = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule });
+  const dispatchOne = tracing ? tracing.traceAttempt(attempt, { name: SPAN.dispatch, owner }) : attempt;
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({

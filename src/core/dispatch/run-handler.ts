@@ -6,6 +6,7 @@ import type { EventType } from '../events/event-types.js';
 import { eventOf } from '../order/ordering.js';
 import type { OrderContext } from '../order/order-types.js';
 import type { Logger } from '../observability/logger.js';
+import type { PodhookTracing } from '../tracing/index.js';
 
 /** How one handler call ended. */
 export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted' | 'skipped';
@@ -39,6 +40,8 @@ export interface HandlerRunnerOptions {
   /** Time limit per handler call, unless the handler sets its own. */
   handlerTimeoutMs: number;
   observer?: HandlerObserver;
+  /** A span per handler run, the handler's code inside it (`createTracing`); null: none. */
+  tracing?: PodhookTracing | null;
 }
 
 export interface HandlerRunner {
@@ -156,16 +159,18 @@ function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: 
  * schema first, then the call raced against its time limit with an `AbortSignal`, then one
  * `handler run` log line with its outcome and duration.
  */
-export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer = {} }: HandlerRunnerOptions): HandlerRunner {
+export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer = {}, tracing = null }: HandlerRunnerOptions): HandlerRunner {
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
   async function run(h: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number, order?: OrderContext): Promise<HandlerResult> {
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
+    const span = tracing?.startHandler(h.name, attempt, order?.stale);
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
     const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0, outcome: 'failed' };
-    const report = (outcome: HandlerOutcome) => {
+    const report = (outcome: HandlerOutcome, error?: unknown) => {
+      span?.end(outcome, error ?? result.error);
       const durationMs = clock() - started;
       result.durationMs = durationMs;
       result.outcome = outcome;
@@ -199,13 +204,14 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     observer.handlerStarted?.(h.name, delivery.eventType, started - delivery.receivedAt);
     try {
       // A handler that ignores its signal is no longer awaited after its time limit.
-      await call.race(invoke(h, event, { log, get signal() { return call.signal; }, ...(order && { order }) }));
+      const ctx = { log, get signal() { return call.signal; }, ...(order && { order }) };
+      await call.race(span ? span.run(() => invoke(h, event, ctx)) : invoke(h, event, ctx));
       result.ok = true;
       report('succeeded');
     } catch (error) {
       result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       result.interrupted = call.interrupted;
-      report(call.interrupted ? 'interrupted' : error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+      report(call.interrupted ? 'interrupted' : error instanceof HandlerTimeoutError ? 'timeout' : 'failed', error);
     } finally {
       clearTimeout(timer);
       calls.delete(call);

@@ -4,5 +4,7 @@ export interface IngestOutcome {
   status: number;
   reason?: string;
   eventType?: string;
+  /** The event id: the stored one, or a refused request's when it has a uuid's shape. */
+  eventId?: string;
   latencyMs: number;
 }

@@ -31,6 +31,7 @@ const ExportRecordSchema = z.object({
   processed_at: isoTime.nullable().default(null),
   headers: z.record(z.string(), z.string()).default({}),
   conflict_with: z.guid().transform((id) => id.toLowerCase()).nullable().optional(),
+  trace_parent: z.string().max(256).nullable().optional(),
   body_base64: z.string().transform((text, ctx) => {
     try {
       return base64ToBytes(text);
@@ -60,6 +61,8 @@ export interface ExportRecord {
   headers: Record<string, string>;
   /** The stored delivery a quarantined one conflicted with (absent otherwise). */
   conflict_with?: string;
+  /** Its receipt's trace context (W3C `traceparent`), when it was received with tracing on: an importer's attempts link to it. */
+  trace_parent?: string;
   /** The raw body, byte-exact: base64 keeps bytes that are not UTF-8. */
   body_base64: string;
 }
@@ -139,6 +142,7 @@ export function toExportRecord(d: Delivery): ExportRecord {
     // Rows stored before the allowlist may hold more: never export them.
     headers: keptHeaders(d.headers),
     ...(d.conflictWith ? { conflict_with: d.conflictWith } : {}),
+    ...(d.traceParent ? { trace_parent: d.traceParent } : {}),
     body_base64: bytesToBase64(d.body),
   };
 }
@@ -182,5 +186,6 @@ export function parseExportLine(line: string): Delivery {
     nextAttemptAt: r.next_attempt_at,
     processedAt: r.processed_at,
     ...(r.conflict_with ? { conflictWith: r.conflict_with } : {}),
+    ...(r.trace_parent ? { traceParent: r.trace_parent } : {}),
   };
 }

@@ -3,6 +3,7 @@ import type { HandlerDefinition } from '../events/define-handler.js';
 import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome } from '../delivery-store.js';
 import type { Logger } from '../observability/logger.js';
 import type { Router } from '../dispatch/router.js';
+import { SPAN, type PodhookTracing } from '../tracing/index.js';
 import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
 import { openOrderGate, orderFinishes } from '../order/order-gate.js';
 import type { Ordering } from '../order/ordering.js';
@@ -21,6 +22,8 @@ export interface ReplayerOptions {
   owner?: string;
   /** The ordered handlers: a replay runs them only in their key's turn (else the dispatcher does, later). */
   ordering?: Ordering;
+  /** A span per replayed delivery, linked to its receipt, and per handler run (`createTracing`); null: none. */
+  tracing?: PodhookTracing | null;
 }
 
 /**
@@ -66,8 +69,9 @@ export function createReplayer({
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
   ordering,
+  tracing = null,
 }: ReplayerOptions): Replayer {
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs });
+  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, tracing });
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
   const handlersFor = (d: Delivery) => router.handlersFor(d.eventType).filter((h) => only === undefined || h.name === only);
 
@@ -144,5 +148,5 @@ export function createReplayer({
     return result(lastError === null ? 'succeeded' : 'failed', lastError, outcome.status, runs);
   }
 
-  return { handlersFor, replay };
+  return { handlersFor, replay: tracing ? tracing.traceAttempt(replay, { name: SPAN.replay, owner, outcomeOf: (r) => r.outcome }) : replay };
 }

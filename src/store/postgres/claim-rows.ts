@@ -24,7 +24,7 @@ export async function claimRows(pool: pg.Pool, batch: readonly NewDelivery[]): P
       values: [
         column('eventId'), column('eventType'), column('signatureT'), column('contentDigest'), column('body'), column('headers'),
         column('receivedAt'), column('status'), column('lastError'), column('nextAttemptAt'), column('leaseOwner'), column('leaseUntil'),
-        column('claimId'),
+        column('claimId'), column('traceParent'),
       ],
     })
   ).rows;

@@ -19,13 +19,13 @@ export const CLAIM_INSERT = {
   text: `with ins as (
 insert into deliveries
   (event_id, event_type, signature_t, content_digest, body, headers, received_at, last_received_at,
-   status, last_error, next_attempt_at, lease_owner, lease_until, claim_id)
+   status, last_error, next_attempt_at, lease_owner, lease_until, claim_id, trace_parent)
 select i.event_id, i.event_type, i.signature_t, i.content_digest, i.body, i.headers, i.received_at, i.received_at,
-       i.status, i.last_error, i.next_attempt_at, i.lease_owner, i.lease_until, i.claim_id
+       i.status, i.last_error, i.next_attempt_at, i.lease_owner, i.lease_until, i.claim_id, i.trace_parent
 from unnest($1::text[], $2::text[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[], $7::int8[],
-            $8::text[], $9::text[], $10::int8[], $11::text[], $12::int8[], $13::text[]) with ordinality
+            $8::text[], $9::text[], $10::int8[], $11::text[], $12::int8[], $13::text[], $14::text[]) with ordinality
   as i(event_id, event_type, signature_t, content_digest, body, headers, received_at,
-       status, last_error, next_attempt_at, lease_owner, lease_until, claim_id, ord)
+       status, last_error, next_attempt_at, lease_owner, lease_until, claim_id, trace_parent, ord)
 order by i.ord
 on conflict do nothing
 returning event_id, content_digest, lease_owner, status

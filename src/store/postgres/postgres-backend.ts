@@ -51,6 +51,7 @@ function fromRaw(r: Record<string, unknown>): DeliveryRow {
     durationMs: n(r.duration_ms),
     conflictWith: r.conflict_with as string | null,
     ranBy: r.ran_by as string | null,
+    traceParent: r.trace_parent as string | null,
   };
 }
 

@@ -47,6 +47,7 @@ export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
       leaseOwner: p.leaseOwner,
       leaseUntil: p.leaseUntil,
       claimId: p.claimId,
+      traceParent: p.traceParent,
     })
     .onConflictDoNothing()
     .returning({ eventId: deliveries.eventId });

@@ -52,7 +52,7 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   const client = db.$client;
   const claim = claimStatements(db, placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
-    'leaseOwner', 'leaseUntil', 'claimId',
+    'leaseOwner', 'leaseUntil', 'claimId', 'traceParent',
   ]));
   const insert = prepareRaw<ClaimParams>(client, claim.insert);
   const bumpStmt = claim.bump.prepare();

@@ -20,6 +20,8 @@ const delivery: fc.Arbitrary<Delivery> = fc.record({
   lastError: fc.option(fc.string(), { nil: null }),
   nextAttemptAt: fc.option(time, { nil: null }),
   processedAt: fc.option(time, { nil: null }),
+  // The receipt's trace context travels with it (an importer's attempts link to it); absent when traced off.
+  traceParent: fc.option(fc.constant('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'), { nil: undefined }),
 });
 
 describe('the podhook.delivery.v1 export format', () => {
