@@ -12,4 +12,5 @@ export { shapeToTypeSource } from './type-source.js';
 export { generatePayloadModule, PAYLOAD_MODULE_PATH, payloadSchemaName, payloadTypeName } from './generate-module.js';
 export { PayloadModuleError, readPayloadModule } from './read-module.js';
 export { checkShapes, formatDifference, type DifferenceKind, type ShapeDifference } from './check-shapes.js';
+export { fieldAt, findEventFields, findPayloadFields, OCCURRED_AT_KEYS, POD_ID_PATHS } from './payload-fields.js';
 export { JSON_SCHEMA_DIALECT, shapesToJsonSchema, shapeToJsonSchema, type JsonSchema } from './json-schema.js';

@@ -101,7 +101,7 @@ describe('inferred shapes (property)', () => {
         const path = removeRequired(shape, changed[which % changed.length]!, '$', choices);
         fc.pre(path !== undefined);
         const differences = checkShapes(committed, inferShapes(asSamples(changed), EVERY_VALUE));
-        expect(differences).toContainEqual(expect.objectContaining({ eventType: 'pod.created', kind: 'field-gone', path }));
+        expect(differences).toContainEqual(expect.objectContaining({ eventType: 'pod.created', kind: 'field_gone', path }));
       }),
       { numRuns: 300 },
     );
