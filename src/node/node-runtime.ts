@@ -62,6 +62,7 @@ export function createNodeRuntime({
   config,
   logger,
   handlers = [],
+  payloads,
   clock = systemClock,
   busyTimeoutMs,
   random,
@@ -103,6 +104,7 @@ export function createNodeRuntime({
     logger,
     clock,
     handlers,
+    payloads,
     crypto: createNodeSignatureCrypto(),
     secrets,
     // The replica in a run's history: the host (a container's id), the process, and a random part.

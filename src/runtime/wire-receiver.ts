@@ -11,6 +11,7 @@ import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
+import type { RegistryPayloads } from '../core/events/registry-module.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
 import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import type { Logger } from '../core/observability/logger.js';
@@ -25,6 +26,8 @@ import { createReadiness } from '../http/readiness.js';
 export interface RuntimeOptions {
   /** The handler modules (handlers/index.ts, or a fixture registry). */
   handlers?: readonly HandlerDefinition[];
+  /** What `podhook schemas` generated, as the registry re-exports it: schemas parse payloads at dispatch, shapes catch drift at the door. */
+  payloads?: RegistryPayloads;
   clock?: Clock;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
@@ -43,6 +46,8 @@ export interface ReceiverParts {
   logger: Logger;
   clock: Clock;
   handlers: readonly HandlerDefinition[];
+  /** The registry's payload exports (see `RuntimeOptions.payloads`). */
+  payloads?: RegistryPayloads;
   crypto: SignatureCrypto;
   secrets: SecretSource;
   /** This process's dispatcher lease owner. */

@@ -52,7 +52,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -72,6 +72,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     logger: log,
     clock,
     handlers,
+    payloads,
     crypto: signatureCrypto,
     secrets,
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
