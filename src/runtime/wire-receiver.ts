@@ -123,6 +123,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     random: parts.random,
     observer: parts.observer ? combineObservers(parts.observer, alerts.observer) : alerts.observer,
     schedule: parts.schedule,
+    payloadSchemas: parts.payloads?.schemas,
   });
 
   const { assertUsable } = parts;

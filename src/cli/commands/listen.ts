@@ -11,7 +11,7 @@ import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
-import { loadValidHandlers } from '../../node/handler-registry.js';
+import { loadValidRegistry } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { remoteUrl } from '../remote-url.js';
 
@@ -74,7 +74,7 @@ the token (401).`,
     const clock = () => Date.now();
     const since = parseSince(values.since, clock());
     const types = parseTypes(values.types);
-    const all = await loadValidHandlers(values.handlers);
+    const { handlers: all, payloads } = await loadValidRegistry(values.handlers);
     const only = values.handler;
     if (only !== undefined && !all.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${all.map((h) => h.name).join(', ') || 'none'})`);
@@ -96,6 +96,7 @@ the token (401).`,
       clock,
       owner: `listen-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
       ...dispatchTuning(config),
+      payloadSchemas: payloads.schemas,
       observer: {
         deliveryFinished(type, status, { eventId, attempt, failures }) {
           const time = remoteTimes.get(eventId) ?? clock();

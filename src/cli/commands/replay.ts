@@ -4,7 +4,7 @@ import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../cor
 import { createRouter } from '../../core/dispatch/router.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
-import { loadValidHandlers } from '../../node/handler-registry.js';
+import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -53,7 +53,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       throw new UsageError('name the deliveries to replay: event ids, or --status, --type or --since');
     }
     const ids = positionals.map((id) => parseEventId(id));
-    const handlers = await loadValidHandlers(values.handlers);
+    const { handlers, payloads } = await loadValidRegistry(values.handlers);
     const only = values.handler;
     if (only !== undefined && !handlers.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${handlers.map((h) => h.name).join(', ') || 'none'})`);
@@ -67,6 +67,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       logger: stderrLogger(io, config.logLevel),
       handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
       handler: only,
+      payloadSchemas: payloads.schemas,
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, missing: 0 };

@@ -7,6 +7,7 @@ import type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observ
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { parseDeliveryBody, type HandlerResult, type HandlerRunner } from './run-handler.js';
+import { typedPayloads, type PayloadSchemaMap } from './typed-payload.js';
 
 export interface DispatchAttemptOptions {
   store: Pick<DeliveryStore, 'completeDispatch'>;
@@ -20,6 +21,8 @@ export interface DispatchAttemptOptions {
   observer: DispatchObserver;
   /** How outcome writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
+  /** The generated schemas: each payload is parsed once per attempt for the handlers without a schema of their own. */
+  payloadSchemas?: PayloadSchemaMap;
 }
 
 /**
@@ -39,7 +42,7 @@ export type DispatchAttempt = (
  * ledger), the outcome decided by `decideOutcome`, and its write, fenced by the claim id and
  * batched with the other outcomes ready at the same turn of the event loop.
  */
-export function createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule }: DispatchAttemptOptions): DispatchAttempt {
+export function createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
   /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
   const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
@@ -63,8 +66,9 @@ export function createDispatchAttempt({ store, router, runner, leases, logger, c
         // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded.
         const pending =
           ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && r.status === 'succeeded'));
+        const payloadFor = typedPayloads(payloadSchemas, delivery.eventType, body.payload);
         results = await Promise.all(
-          pending.map((h) => runner.run(h, delivery, body.payload, (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
+          pending.map((h) => runner.run(h, delivery, payloadFor(h), (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1)),
         );
         report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
       }

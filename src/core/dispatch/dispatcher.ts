@@ -10,6 +10,7 @@ import { createLeaseDrain } from './lease-drain.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner } from './run-handler.js';
+import type { PayloadSchemaMap } from './typed-payload.js';
 
 export type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observer.js';
 
@@ -43,6 +44,8 @@ export interface DispatcherOptions {
   observer?: DispatchObserver;
   /** How completion writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
+  /** The schemas `podhook schemas` generated: parse each payload once per attempt for handlers without a schema of their own. */
+  payloadSchemas?: PayloadSchemaMap;
 }
 
 export interface Dispatcher {
@@ -85,6 +88,7 @@ export function createDispatcher({
   random = Math.random,
   observer = {},
   schedule,
+  payloadSchemas,
 }: DispatcherOptions): Dispatcher {
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer });
@@ -95,7 +99,7 @@ export function createDispatcher({
       observer.leaseLost?.(why);
     },
   });
-  const dispatchOne = createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule });
+  const dispatchOne = createDispatchAttempt({ store, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas });
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({

@@ -4,6 +4,7 @@ import type { Delivery } from '../delivery.js';
 import type { HandlerRun } from '../delivery-store.js';
 import type { EventType } from '../events/event-types.js';
 import type { Logger } from '../observability/logger.js';
+import { describeIssues, RefusedPayload } from './typed-payload.js';
 
 /** How one handler call ended. */
 export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted';
@@ -40,7 +41,10 @@ export interface HandlerRunnerOptions {
 }
 
 export interface HandlerRunner {
-  /** Runs one handler on one delivery's parsed payload: schema check, time limit, log line. Never throws. */
+  /**
+   * Runs one handler on one delivery's parsed payload (or the `RefusedPayload` its generated schema
+   * made of it): schema check, time limit, log line. Never throws.
+   */
   run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number): Promise<HandlerResult>;
   /** Aborts every call still running (shutdown); each settles at once as `interrupted`. */
   abortAll(reason: Error): void;
@@ -166,11 +170,18 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     };
 
     let parsed: unknown = payload;
+    if (payload instanceof RefusedPayload) {
+      // Its type's generated schema refused the payload (typed-payload.ts).
+      result.permanent = true;
+      result.error = payload.error;
+      report('invalid_payload');
+      return result;
+    }
     if (h.schema) {
       const check = h.schema.safeParse(payload);
       if (!check.success) {
         result.permanent = true;
-        result.error = `invalid_payload: ${check.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+        result.error = `invalid_payload: ${describeIssues(check.error)}`;
         report('invalid_payload');
         return result;
       }

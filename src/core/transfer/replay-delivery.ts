@@ -4,6 +4,7 @@ import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome } from '.
 import type { Logger } from '../observability/logger.js';
 import type { Router } from '../dispatch/router.js';
 import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
+import { typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 
 export interface ReplayerOptions {
   store: DeliveryStore;
@@ -16,6 +17,8 @@ export interface ReplayerOptions {
   handler?: string;
   /** The lease owner id of this replay. */
   owner?: string;
+  /** The schemas `podhook schemas` generated, applied as the dispatcher applies them. */
+  payloadSchemas?: PayloadSchemaMap;
 }
 
 /**
@@ -58,6 +61,7 @@ export function createReplayer({
   handlerTimeoutMs = 30_000,
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
+  payloadSchemas,
 }: ReplayerOptions): Replayer {
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs });
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
@@ -86,7 +90,8 @@ export function createReplayer({
     // A delivery processed at its first attempt has no ledger rows: each handler ran once.
     const ranBefore = (name: string) =>
       ledger.find((r) => r.handler === name)?.attempts ?? (ledger.length === 0 && leased.status === 'processed' ? leased.attempts : 0);
-    const runs = await Promise.all(handlers.map((h) => runner.run(h, leased, body.payload, ranBefore(h.name) + 1)));
+    const payloadFor = typedPayloads(payloadSchemas, leased.eventType, body.payload);
+    const runs = await Promise.all(handlers.map((h) => runner.run(h, leased, payloadFor(h), ranBefore(h.name) + 1)));
     const ran = new Set(handlers.map((h) => h.name));
     const failedElsewhere = ledger.some(
       (r) => r.status === 'failed' && !ran.has(r.handler) && router.handlersFor(leased.eventType).some((h) => h.name === r.handler),
