@@ -1,3 +1,5 @@
+import type { DriftDifference } from './shapes/payload-drift.js';
+
 /**
  * What a stored delivery is. Statuses follow the inbox life cycle:
  * `queued` → `processed`, or `failed` (will retry) → `processed` / `dead`; `ignored` when no
@@ -65,6 +67,8 @@ export interface Delivery {
   conflictWith?: string | null;
   /** The dispatcher (replica) that ran its last attempt, when one did. */
   ranBy?: string | null;
+  /** How its payload differed from its type's learned shape when it arrived (absent: it fit, or was not checked). */
+  drift?: DriftDifference[];
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */

@@ -115,6 +115,8 @@ export function createNodeRuntime({
     observer: metrics.observer,
     schedule: setImmediate,
     deferAdoption: setImmediate,
+    afterAnswer: (work) => void setImmediate(() => void work()),
+    onDrift: metrics.onDrift,
     assertUsable: opened.assertUsable,
     storeHealth: opened.health,
     onOutcome: metrics.onOutcome,

@@ -10,6 +10,8 @@ import { createDispatcher, type DispatchObserver, type Dispatcher } from '../cor
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
+import { createDriftWatch } from '../core/shapes/drift-watch.js';
+import type { DriftDifference } from '../core/shapes/payload-drift.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { RegistryPayloads } from '../core/events/registry-module.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
@@ -62,6 +64,10 @@ export interface ReceiverParts {
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
   deferAdoption: (adopt: () => void) => void;
+  /** How work runs once the answer is on its way, kept alive until done (Node: setImmediate; the Worker: under waitUntil). */
+  afterAnswer: (work: () => Promise<void>) => void;
+  /** Observes each drifted delivery's differences from its learned shape (Node's metrics). */
+  onDrift?: (eventType: string, differences: readonly DriftDifference[]) => void;
   /** Asks for a drain after a replay (default: the dispatcher's wake). */
   drainSoon?: (dispatcher: Dispatcher) => void;
   /** Throws a 503 error when the store cannot take a delivery now (Node's store health). */
@@ -126,6 +132,9 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     payloadSchemas: parts.payloads?.schemas,
   });
 
+  const shapes = parts.payloads?.shapes;
+  const watchDrift = shapes && createDriftWatch({ shapes, store, alerts, logger, onDrift: parts.onDrift });
+
   const { assertUsable } = parts;
   const claimOne = async (delivery: NewDelivery) => {
     assertUsable?.();
@@ -145,6 +154,8 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     onStored: (delivery) => {
       // The sender sent something no handler will ever run: as loud as a death in dispatch.
       if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });
+      // Drift is looked for once the answer is on its way: the ingest contract is unchanged.
+      if (watchDrift && delivery.status === 'queued') parts.afterAnswer(() => watchDrift(delivery));
     },
   });
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: parts.onOutcome });

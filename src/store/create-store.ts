@@ -1,6 +1,7 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { adminMethods } from './admin-methods.js';
 import { deliveryReads } from './delivery-reads.js';
+import { driftMethod } from './drift-method.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
 import { listenCursorMethods } from './listen-cursor-methods.js';
 import { quarantineMethod } from './quarantine-method.js';
@@ -28,5 +29,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...adminMethods(backend),
     ...heartbeatMethods(backend),
     ...listenCursorMethods(backend),
+    ...driftMethod(backend),
   };
 }

@@ -84,6 +84,8 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, l
     // delivery), after the response is on its way. waitUntil keeps the invocation alive until
     // they, and anything else due, are done.
     deferAdoption: (adopt) => waitUntil(afterResponse().then(adopt).then(() => drain(wired.dispatcher))),
+    // The drift check, after the answer, outlives it under waitUntil.
+    afterAnswer: (work) => waitUntil(afterResponse().then(work)),
     // A replay drains under waitUntil.
     drainSoon: (dispatcher) => waitUntil(drain(dispatcher)),
     onConflict,

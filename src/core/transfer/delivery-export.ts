@@ -3,6 +3,7 @@ import { base64ToBytes, bytesToBase64 } from './base64.js';
 import { DELIVERY_STATUSES, type Delivery } from '../delivery.js';
 import { PodhookError } from '../errors.js';
 import { keptHeaders } from '../ingest/kept-headers.js';
+import { MAX_DRIFT_DIFFERENCES, type DriftDifference } from '../shapes/payload-drift.js';
 
 /**
  * The export format: JSON Lines, one self-describing object per delivery, each carrying this
@@ -31,6 +32,11 @@ const ExportRecordSchema = z.object({
   processed_at: isoTime.nullable().default(null),
   headers: z.record(z.string(), z.string()).default({}),
   conflict_with: z.guid().transform((id) => id.toLowerCase()).nullable().optional(),
+  drift: z
+    .array(z.object({ path: z.string().max(500), kind: z.enum(['new_type', 'new_field', 'field_gone', 'changed_type', 'new_value']), message: z.string().max(500) }))
+    .max(MAX_DRIFT_DIFFERENCES)
+    .nullable()
+    .optional(),
   body_base64: z.string().transform((text, ctx) => {
     try {
       return base64ToBytes(text);
@@ -60,6 +66,8 @@ export interface ExportRecord {
   headers: Record<string, string>;
   /** The stored delivery a quarantined one conflicted with (absent otherwise). */
   conflict_with?: string;
+  /** How its payload differed from its type's learned shape when it arrived (absent when it fit, or was not checked). */
+  drift?: DriftDifference[];
   /** The raw body, byte-exact: base64 keeps bytes that are not UTF-8. */
   body_base64: string;
 }
@@ -88,6 +96,8 @@ export interface DeliveryRow
   body_bytes: number;
   /** The stored delivery a quarantined one conflicts with; null otherwise. */
   conflict_with: string | null;
+  /** How its payload differed from its type's learned shape when it arrived (path, kind, message); null when it fit or was not checked. */
+  drift: DriftDifference[] | null;
 }
 
 /** A line of an export file that cannot be read. */
@@ -115,6 +125,7 @@ export function deliveryJson(d: Delivery): DeliveryRow {
     processed_at: iso(d.processedAt),
     body_bytes: d.body.byteLength,
     conflict_with: d.conflictWith ?? null,
+    drift: d.drift ?? null,
   };
 }
 
@@ -136,6 +147,7 @@ export function toExportRecord(d: Delivery): ExportRecord {
     // Rows stored before the allowlist may hold more: never export them.
     headers: keptHeaders(d.headers),
     ...(d.conflictWith ? { conflict_with: d.conflictWith } : {}),
+    ...(d.drift ? { drift: d.drift } : {}),
     body_base64: bytesToBase64(d.body),
   };
 }
@@ -179,5 +191,6 @@ export function parseExportLine(line: string): Delivery {
     nextAttemptAt: r.next_attempt_at,
     processedAt: r.processed_at,
     ...(r.conflict_with ? { conflictWith: r.conflict_with } : {}),
+    ...(r.drift ? { drift: r.drift } : {}),
   };
 }

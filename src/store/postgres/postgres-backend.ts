@@ -50,6 +50,7 @@ function fromRaw(r: Record<string, unknown>): DeliveryRow {
     durationMs: n(r.duration_ms),
     conflictWith: r.conflict_with as string | null,
     ranBy: r.ran_by as string | null,
+    drift: r.drift as string | null,
   };
 }
 
