@@ -16,4 +16,5 @@ export { createDriftWatch, type DriftWatch, type DriftWatchOptions } from './dri
 export { driftCheckFor, MAX_DRIFT_DIFFERENCES, MAX_DRIFT_PATH, type DriftCheck, type DriftDifference } from './payload-drift.js';
 export { checkShapes, formatDifference, type DifferenceKind, type ShapeDifference } from './check-shapes.js';
 export { fieldAt, findEventFields, findPayloadFields, OCCURRED_AT_KEYS, POD_ID_PATHS } from './payload-fields.js';
+export { samplePayload, type SamplePayloadOptions } from './sample-payload.js';
 export { JSON_SCHEMA_DIALECT, shapesToJsonSchema, shapeToJsonSchema, type JsonSchema } from './json-schema.js';

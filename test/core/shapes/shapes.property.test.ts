@@ -8,6 +8,7 @@ import {
   EVERY_VALUE,
   generatePayloadModule,
   inferShapes,
+  samplePayload,
   shapeToJsonSchema,
   shapeToZod,
   shapeToZodSource,
@@ -160,6 +161,21 @@ describe('compileFit (property)', () => {
         }
       }),
       { numRuns: 400 },
+    );
+  });
+});
+
+describe('samplePayload (property)', () => {
+  it('makes a payload that fits the shape it is made from (no drift), that its schema parses, the same for the same seed', () => {
+    fc.assert(
+      fc.property(payloads, fc.integer(), (list, seed) => {
+        const shape = inferShapes(asSamples(list), { maxValues: 12, minOccurrences: 1, withFormats: false }).types['pod.created']!.shape;
+        const sample = samplePayload(shape, { now: T0, seed });
+        expect(compileFit(shape)(JSON.parse(JSON.stringify(sample)))).toBe(true);
+        expect(shapeToZod(shape).safeParse(sample).error).toBeUndefined();
+        expect(samplePayload(shape, { now: T0, seed })).toEqual(sample);
+      }),
+      { numRuns: 300 },
     );
   });
 });
