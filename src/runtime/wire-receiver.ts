@@ -65,7 +65,7 @@ export interface ReceiverParts {
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
   deferAdoption: (adopt: () => void) => void;
   /** How work runs once the answer is on its way, kept alive until done (Node: setImmediate; the Worker: under waitUntil). */
-  afterAnswer: (work: () => Promise<void>) => void;
+  afterAnswer: (work: () => Promise<void> | undefined) => void;
   /** Observes each drifted delivery's differences from its learned shape (Node's metrics). */
   onDrift?: (eventType: string, differences: readonly DriftDifference[]) => void;
   /** Asks for a drain after a replay (default: the dispatcher's wake). */
@@ -154,8 +154,9 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     onStored: (delivery) => {
       // The sender sent something no handler will ever run: as loud as a death in dispatch.
       if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });
-      // Drift is looked for once the answer is on its way: the ingest contract is unchanged.
-      if (watchDrift && delivery.status === 'queued') parts.afterAnswer(() => watchDrift(delivery));
+      // Drift is looked for once the answer is on its way (the ingest contract is unchanged), and
+      // only where a shape was learned: other deliveries cost nothing here.
+      if (shapes && watchDrift && delivery.status === 'queued' && Object.hasOwn(shapes.types, delivery.eventType)) parts.afterAnswer(() => watchDrift(delivery));
     },
   });
   const ingest = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: parts.onOutcome });

@@ -15,8 +15,11 @@ export interface DriftWatchOptions {
   onDrift?: (eventType: string, differences: readonly DriftDifference[]) => void;
 }
 
-/** Checks one stored delivery's payload; resolves once a drift is recorded. Never rejects. */
-export type DriftWatch = (delivery: Pick<NewDelivery, 'eventId' | 'eventType' | 'status' | 'payload'>) => Promise<void>;
+/**
+ * Checks one stored delivery's payload: undefined when it fits (no promise, nothing allocated),
+ * else a promise that resolves once the drift is recorded. Never throws or rejects.
+ */
+export type DriftWatch = (delivery: Pick<NewDelivery, 'eventId' | 'eventType' | 'status' | 'payload'>) => Promise<void> | undefined;
 
 /**
  * Drift, noticed at the door: each new delivery stored `queued` (its body parsed) is checked
@@ -28,23 +31,19 @@ export type DriftWatch = (delivery: Pick<NewDelivery, 'eventId' | 'eventType' | 
  */
 export function createDriftWatch({ shapes, store, alerts, logger, onDrift }: DriftWatchOptions): DriftWatch {
   const check = driftCheckFor(shapes);
-  return async function watchDrift({ eventId, eventType, status, payload }) {
-    if (status !== 'queued') return;
+  return function watchDrift({ eventId, eventType, status, payload }) {
+    if (status !== 'queued') return undefined;
     let differences: DriftDifference[] | null;
     try {
       differences = check(eventType, payload);
     } catch (error) {
       logger.error({ event_id: eventId, event_type: eventType, err: (error as Error).message }, 'drift check failed');
-      return;
+      return undefined;
     }
-    if (differences === null) return;
+    if (differences === null) return undefined;
     onDrift?.(eventType, differences);
     logger.warn({ event_id: eventId, event_type: eventType, drift: differences.map(({ path, kind }) => ({ path, kind })) }, 'payload drift');
     for (const { path, kind } of differences) void alerts.schemaDrift({ eventId, eventType, path, change: kind });
-    try {
-      await store.recordDrift(eventId, differences);
-    } catch (error) {
-      logger.error({ event_id: eventId, err: (error as Error).message }, 'payload drift not recorded');
-    }
+    return store.recordDrift(eventId, differences).catch((error: Error) => logger.error({ event_id: eventId, err: error.message }, 'payload drift not recorded'));
   };
 }
