@@ -24,8 +24,9 @@ Options:
 ${HANDLERS_HELP}
   --dry-run          print what would run; run nothing, write nothing
 
-Each selected delivery runs through its handlers exactly as the dispatcher runs them (schema,
-time limit, log line), including handlers that already succeeded; no network is involved and
+Each selected delivery runs through its handlers exactly as the dispatcher runs them (the
+handler's schema, else the registry's generated one, the way back for deliveries an older one
+refused; time limit, log line), including handlers that already succeeded; no network is involved and
 no retry is scheduled. The outcome is recorded like one more dispatch attempt: each run in the
 per-handler ledger; the delivery becomes processed when every run succeeded (unless another
 handler of its type still has a failure on record: then it keeps its status), dead with the
