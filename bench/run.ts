@@ -16,7 +16,8 @@
  * and a 1M-row retention prune under load. Writes bench/results/latest.json.
  *
  * Options: `--quick` (two short rounds of the main series only, within about 60 s),
- * `--series=main,table`, `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics),
+ * `--series=main,table`, `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics;
+ * `podhook-shapes` is podhook with a learned payload module: `--targets=limit,podhook,podhook-shapes`),
  * `--base=DIR`: adds the target `podhook-base`, the build in DIR (a git worktree of another commit,
  * `npm run build` run there first), measured side by side with this one for an A/B.
  */
@@ -47,6 +48,7 @@ import {
 } from './harness.js';
 import { treeCpuMs, type LoadResult } from './load-client.js';
 import { countersDelta, startBenchPostgres, type BenchPostgres, type StoreCounters } from './postgres.js';
+import { SHAPES_REGISTRY, writeShapesRegistry } from './shapes-registry.js';
 import { runTableSeries } from './table-series.js';
 
 const quick = process.argv.includes('--quick');
@@ -63,6 +65,9 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'group-commit-podhook-work', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'], env: { GROUP_COMMIT_WORK: 'podhook' } },
   // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
   { name: 'podhook', args: podhookArgs() },
+  // The same with a module `podhook schemas` learned from the bench's own payloads (bench/shapes-registry.ts):
+  // the drift check at the door and the generated schema at dispatch, on every delivery.
+  { name: 'podhook-shapes', args: [...podhookArgs(), '--handlers', SHAPES_REGISTRY] },
   // The same with V8's garbage collection on the main thread only (README, Performance: one core).
   { name: 'podhook-single-threaded-gc', args: podhookArgs('--single-threaded-gc') },
   // podhook on PostgreSQL (DATABASE_URL), the database server's CPU counted in the cost per
@@ -98,6 +103,7 @@ async function main() {
   // podhook runs as `npm start` does: compiled first.
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) throw new Error('npm run build failed');
+  if ((only ?? DEFAULT_TARGETS).includes('podhook-shapes')) writeShapesRegistry();
   if (series.includes('main')) await mainSeries();
   if (series.includes('table')) {
     const table = await runTableSeries({
@@ -237,6 +243,9 @@ async function mainSeries() {
         podhook_vs_base: ratio(fig('podhook'), fig('podhook-base')),
         podhook_base_vs_limit: ratio(fig('podhook-base'), fig('limit')),
         podhook_cpu_per_request_vs_base: ratioOf('server_cpu_us_per_request')(fig('podhook'), fig('podhook-base')),
+        // A learned payload module against none: req/s, and CPU per delivery (target: at most 1.05).
+        shapes_vs_podhook: ratio(fig('podhook-shapes'), fig('podhook')),
+        shapes_cpu_per_delivery_vs_podhook: ratioOf('server_cpu_us_per_request')(fig('podhook-shapes'), fig('podhook')),
         // PostgreSQL against the SQLite node (targets: >= 0.85, >= 1.5 on separate machines; RSS within 10%).
         postgres_1_replica_vs_sqlite: ratio(fig('podhook-postgres'), fig('podhook')),
         postgres_2_replicas_vs_sqlite: ratio(fig('podhook-postgres-2'), fig('podhook')),

@@ -1,6 +1,8 @@
 // The handler registry: every module listed explicitly (no directory scanning at run time), so
 // Node and bundlers for the edge worker load the same set. Add your own modules here. The 11
 // modules below are examples that log one line each: edit or delete them (docs/handlers.md).
+// The payload module `podhook schemas` generates (_payloads.ts) is passed on from here too: its
+// schemas parse each payload at dispatch, its shapes catch drift at the door (docs/handlers.md).
 import type { HandlerDefinition } from 'podhook';
 import podActionQueued from './pod-action-queued.js';
 import podActive from './pod-active.js';
@@ -27,3 +29,5 @@ export const handlers: readonly HandlerDefinition[] = [
   podBackupCompleted,
   podBackupFailed,
 ];
+
+export { payloadSchemas, PAYLOAD_SHAPES as payloadShapes, payloadFields } from './_payloads.js';

@@ -3,5 +3,5 @@ import { field, podFields } from './_fields.js';
 
 /** `pod.active`: the pod finished provisioning and is serving. */
 export default defineHandler('pod.active', async function podActive(event, { log }) {
-  log.info({ ...podFields(event.payload), endpoint: field(event.payload, 'base_url') }, 'pod active');
+  log.info({ ...podFields(event), endpoint: field(event.payload, 'base_url') }, 'pod active');
 });

@@ -1,5 +1,6 @@
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult } from './delivery.js';
+import type { DriftDifference } from './shapes/payload-drift.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 
 export interface ListDeliveriesOptions {
@@ -7,6 +8,8 @@ export interface ListDeliveriesOptions {
   eventType?: string;
   /** Only deliveries received at or after this time (ms). */
   since?: number;
+  /** true: only deliveries whose payload drifted from its learned shape; false: only the others. */
+  drift?: boolean;
   limit?: number;
 }
 
@@ -238,6 +241,12 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
   requeue(options: RequeueOptions): Promise<number>;
   /** What the operator's chart and stats read: counts since a time (see `DeliveryStats`). */
   deliveryStats(options: { since: number; maxSamples: number }): Promise<DeliveryStats>;
+
+  /**
+   * Records how a stored delivery's payload drifted from its type's learned shape (the drift
+   * check at the door, after the answer): one small UPDATE, only for drifted deliveries.
+   */
+  recordDrift(eventId: string, drift: readonly DriftDifference[]): Promise<void>;
 }
 
 export interface RequeueOptions {
@@ -271,6 +280,8 @@ export interface ScanDeliveriesOptions {
   eventType?: string;
   /** Only deliveries received at or after this time (ms). */
   since?: number;
+  /** true: only deliveries whose payload drifted from its learned shape; false: only the others. */
+  drift?: boolean;
   /** The last row of the previous page: this page starts strictly after it (in `order`). */
   after?: { receivedAt: number; eventId: string };
   limit: number;

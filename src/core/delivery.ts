@@ -1,3 +1,5 @@
+import type { DriftDifference } from './shapes/payload-drift.js';
+
 /**
  * What a stored delivery is. Statuses follow the inbox life cycle:
  * `queued` → `processed`, or `failed` (will retry) → `processed` / `dead`; `ignored` when no
@@ -79,6 +81,8 @@ export interface Delivery {
   ranBy?: string | null;
   /** Its receipt's trace context (`traceparent` text), when it was received with tracing on: every attempt links to it. */
   traceParent?: string | null;
+  /** How its payload differed from its type's learned shape when it arrived (absent: it fit, or was not checked). */
+  drift?: DriftDifference[];
 }
 
 /** The row a new delivery becomes when its claim commits (what the store would read back). */

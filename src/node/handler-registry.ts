@@ -3,7 +3,8 @@ import { relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import { ConfigError } from '../core/errors.js';
-import { checkHandlerRegistry, formatRegistryProblems, type RegistryProblem } from '../core/events/check-registry.js';
+import { invalidRegistryMessage, type RegistryProblem } from '../core/events/check-registry.js';
+import { checkRegistryModule, type RegistryModule, type RegistryPayloads } from '../core/events/registry-module.js';
 
 /** The project's registry: handlers/index.ts beside src/ (dist/handlers/index.js once compiled). */
 export const PROJECT_REGISTRY = new URL('../../handlers/index.js', import.meta.url);
@@ -12,7 +13,9 @@ export interface LoadedRegistry {
   /** The registry module as a person reads it (relative to the working directory). */
   registry: string;
   handlers: readonly HandlerDefinition[];
-  /** What `checkHandlerRegistry` found, each naming the module the entry comes from. */
+  /** What `podhook schemas` generated, as the registry re-exports it (`payloadSchemas`, `payloadShapes`, `payloadFields`). */
+  payloads: RegistryPayloads;
+  /** What `checkRegistryModule` found, each naming the module the entry comes from. */
   problems: RegistryProblem[];
 }
 
@@ -66,31 +69,30 @@ async function exportOrigins(registryUrl: URL, registrySource: string | undefine
 }
 
 /**
- * Loads a handler registry (default: the project's handlers/index.ts): its `handlers` export,
- * or its default export, checked by `checkHandlerRegistry`. Never throws for problems in the
- * list (the caller decides); throws a HandlerRegistryError when the module cannot be loaded.
+ * Loads a handler registry (default: the project's handlers/index.ts): its `handlers` export, or
+ * its default export, and the payload exports `podhook schemas` generated, checked by
+ * `checkRegistryModule`. Never throws for problems in the module (the caller decides); throws a
+ * HandlerRegistryError when the module cannot be loaded.
  */
 export async function loadHandlerRegistry(module?: string): Promise<LoadedRegistry> {
   const url = module === undefined ? PROJECT_REGISTRY : pathToFileURL(resolve(module));
   const file = sourceFile(url);
   const registry = shown(file ?? fileURLToPath(url));
-  let loaded: { handlers?: unknown; default?: unknown };
+  let loaded: RegistryModule;
   try {
-    loaded = (await import(url.href)) as typeof loaded;
+    loaded = (await import(url.href)) as RegistryModule;
   } catch (error) {
     throw new HandlerRegistryError(`${registry} could not be loaded: ${(error as Error).message}`);
   }
-  const list = loaded.handlers ?? loaded.default;
   const origins = await exportOrigins(url, file);
-  const problems = checkHandlerRegistry(list, { registry, moduleOf: (entry) => origins.get(entry) });
-  return { registry, handlers: Array.isArray(list) ? (list as HandlerDefinition[]) : [], problems };
+  return { registry, ...checkRegistryModule(loaded, { registry, moduleOf: (entry) => origins.get(entry) }) };
 }
 
 /** Loads a registry and requires it to be valid, or throws a HandlerRegistryError listing every problem. */
 export async function loadValidRegistry(module?: string): Promise<LoadedRegistry> {
   const loaded = await loadHandlerRegistry(module);
   if (loaded.problems.length > 0) {
-    throw new HandlerRegistryError(`the handler registry ${loaded.registry} is not valid:\n${formatRegistryProblems(loaded.problems)}`, loaded.problems);
+    throw new HandlerRegistryError(invalidRegistryMessage(loaded.registry, loaded.problems), loaded.problems);
   }
   return loaded;
 }

@@ -64,13 +64,13 @@ export function createNodeRuntime({
   config,
   logger,
   handlers = [],
+  payloads,
   clock = systemClock,
   busyTimeoutMs,
   random,
   onConflict,
   customize,
   admin,
-  orderFields,
 }: NodeRuntimeOptions): NodeRuntime {
   const d = config.dispatch;
   const opened = nodeStoreBackend(config).openServer({
@@ -107,6 +107,7 @@ export function createNodeRuntime({
     logger,
     clock,
     handlers,
+    payloads,
     crypto: createNodeSignatureCrypto(),
     secrets,
     // The replica in a run's history: the host (a container's id), the process, and a random part.
@@ -117,13 +118,14 @@ export function createNodeRuntime({
     observer: metrics.observer,
     schedule: setImmediate,
     deferAdoption: setImmediate,
+    afterAnswer: (work) => void setImmediate(() => void work()),
+    onDrift: metrics.onDrift,
     assertUsable: opened.assertUsable,
     storeHealth: opened.health,
     onOutcome: metrics.onOutcome,
     onConflict,
     ingestSource: createNodeIngestSource(bodyBudget),
     customize,
-    orderFields,
     extend: (app) => {
       if (config.metricsToken !== null) app.use('/metrics', metricsBearer(config.metricsToken));
       app.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));

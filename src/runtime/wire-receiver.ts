@@ -11,9 +11,10 @@ import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
 import { createOrdering } from '../core/order/ordering.js';
-import type { OrderFieldNames } from '../core/order/order-spec.js';
-import type { PayloadFields } from '../core/order/order-types.js';
+import { createDriftWatch } from '../core/shapes/drift-watch.js';
+import type { DriftDifference } from '../core/shapes/payload-drift.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
+import type { RegistryPayloads } from '../core/events/registry-module.js';
 import type { IngestOutcome } from '../core/ingest/ingest-outcome.js';
 import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-delivery.js';
 import type { Logger } from '../core/observability/logger.js';
@@ -29,6 +30,8 @@ import { createReadiness } from '../http/readiness.js';
 export interface RuntimeOptions {
   /** The handler modules (handlers/index.ts, or a fixture registry). */
   handlers?: readonly HandlerDefinition[];
+  /** What `podhook schemas` generated, as the registry re-exports it: schemas parse payloads at dispatch, shapes catch drift at the door. */
+  payloads?: RegistryPayloads;
   clock?: Clock;
   /** Jitter source for retries (tests pin it). */
   random?: () => number;
@@ -38,17 +41,17 @@ export interface RuntimeOptions {
   customize?: (app: PodhookApp) => void;
   /** Admin options beyond the token (the Worker's export settling; tests shorten delays). */
   admin?: Partial<Omit<AdminOptions, 'token' | 'store' | 'router' | 'logger'>>;
-  /** Where `order: 'pod'` finds the pod id and event time: learned (`fields`) or named once (`names`). */
-  orderFields?: { fields?: PayloadFields; names?: OrderFieldNames };
 }
 
 /** What a runtime hands the wiring: its store, crypto, secrets and the few choices that are its own. */
-export interface ReceiverParts extends Pick<RuntimeOptions, 'orderFields'> {
+export interface ReceiverParts {
   config: Config;
   store: DeliveryStore;
   logger: Logger;
   clock: Clock;
   handlers: readonly HandlerDefinition[];
+  /** The registry's payload exports (see `RuntimeOptions.payloads`). */
+  payloads?: RegistryPayloads;
   crypto: SignatureCrypto;
   secrets: SecretSource;
   /** This process's dispatcher lease owner. */
@@ -63,6 +66,10 @@ export interface ReceiverParts extends Pick<RuntimeOptions, 'orderFields'> {
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
   deferAdoption: (adopt: () => void) => void;
+  /** How work runs once the answer is on its way, kept alive until done (Node: setImmediate; the Worker: under waitUntil). */
+  afterAnswer: (work: () => Promise<void> | undefined) => void;
+  /** Observes each drifted delivery's differences from its learned shape (Node's metrics). */
+  onDrift?: (eventType: string, differences: readonly DriftDifference[]) => void;
   /** Asks for a drain after a replay (default: the dispatcher's wake). */
   drainSoon?: (dispatcher: Dispatcher) => void;
   /** Throws a 503 error when the store cannot take a delivery now (Node's store health). */
@@ -116,7 +123,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const router = createRouter(parts.handlers);
-  const ordering = createOrdering({ handlers: parts.handlers, holdMs: config.dispatch.orderHoldMs, ...parts.orderFields });
+  const ordering = createOrdering({ handlers: parts.handlers, holdMs: config.dispatch.orderHoldMs, fields: parts.payloads?.fields, names: parts.payloads?.orderFields });
   const dispatcher = createDispatcher({
     store,
     router,
@@ -129,7 +136,11 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     schedule: parts.schedule,
     ordering: ordering.active ? ordering : undefined,
     tracing,
+    payloadSchemas: parts.payloads?.schemas,
   });
+
+  const shapes = parts.payloads?.shapes;
+  const watchDrift = shapes && createDriftWatch({ shapes, store, alerts, logger, onDrift: parts.onDrift });
 
   const { assertUsable } = parts;
   const claimOne = async (delivery: NewDelivery) => {
@@ -153,6 +164,9 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     onStored: (delivery) => {
       // The sender sent something no handler will ever run: as loud as a death in dispatch.
       if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });
+      // Drift is looked for once the answer is on its way (the ingest contract is unchanged), and
+      // only where a shape was learned: other deliveries cost nothing here.
+      if (shapes && watchDrift && delivery.status === 'queued' && Object.hasOwn(shapes.types, delivery.eventType)) parts.afterAnswer(() => watchDrift(delivery));
     },
   });
   const onOutcome = tracing ? tracing.observeIngest(parts.onOutcome) : parts.onOutcome;

@@ -1,6 +1,7 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { adminMethods } from './admin-methods.js';
 import { deliveryReads } from './delivery-reads.js';
+import { driftMethod } from './drift-method.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
 import { listenCursorMethods } from './listen-cursor-methods.js';
 import { orderMethods } from './order-methods.js';
@@ -30,5 +31,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...heartbeatMethods(backend),
     ...listenCursorMethods(backend),
     ...orderMethods(backend),
+    ...driftMethod(backend),
   };
 }

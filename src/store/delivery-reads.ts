@@ -22,7 +22,7 @@ export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Pick<Del
       return rows.map(toDelivery);
     },
 
-    async scan({ status, eventType, since, before, after, limit, order = 'asc' }: ScanDeliveriesOptions) {
+    async scan({ status, eventType, since, drift, before, after, limit, order = 'asc' }: ScanDeliveriesOptions) {
       // Newest first pages backwards: strictly before `after`, in descending key order.
       const [beyond, by] = order === 'asc' ? [gt, asc] : [lt, desc];
       const id = byteOrder(deliveries.eventId);
@@ -32,7 +32,7 @@ export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Pick<Del
         .where(
           deliveryFilters(
             deliveries,
-            { status, eventType, since },
+            { status, eventType, since, drift },
             before !== undefined ? lt(deliveries.receivedAt, before) : undefined,
             after
               ? or(beyond(deliveries.receivedAt, after.receivedAt), and(eq(deliveries.receivedAt, after.receivedAt), beyond(id, after.eventId)))

@@ -1,8 +1,9 @@
-import { and, eq, gte, or, type Column, type SQL } from 'drizzle-orm';
+import { and, eq, gte, isNotNull, isNull, or, type Column, type SQL } from 'drizzle-orm';
 import type { HeartbeatRecord } from '../core/alerts/heartbeat-store.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
 import type { DispatchOutcome, HandlerAttemptOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
 import type { Delivery, NewDelivery, QuarantineResult } from '../core/delivery.js';
+import type { DriftDifference } from '../core/shapes/payload-drift.js';
 import type { Tables } from './store-backend.js';
 
 /**
@@ -69,6 +70,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     conflictWith: row.conflictWith,
     ranBy: row.ranBy,
     traceParent: row.traceParent,
+    ...(row.drift === null ? {} : { drift: JSON.parse(row.drift) as DriftDifference[] }),
   };
 }
 
@@ -166,6 +168,7 @@ export const importedRow = (d: ImportedDelivery) => ({
   nextAttemptAt: d.status === 'queued' || d.status === 'failed' ? (d.nextAttemptAt ?? d.receivedAt) : null,
   processedAt: d.status === 'processed' ? (d.processedAt ?? d.receivedAt) : null,
   conflictWith: d.conflictWith ?? null,
+  drift: d.drift ? JSON.stringify(d.drift) : null,
 });
 
 /** The import's answer for one row, from what was stored under its id before and whether the insert took. */
@@ -185,16 +188,17 @@ export const heartbeatRecord = (row: { beatAt: number; downFrom: number | null; 
 
 export const downtimeColumns = (downtime?: Downtime) => (downtime ? { downFrom: downtime.from, downUntil: downtime.until } : {});
 
-/** The status, type and since filters of `list` and `scan`. */
+/** The status, type, since and drift filters of `list` and `scan`. */
 export function deliveryFilters(
-  t: { status: Column; eventType: Column; receivedAt: Column },
-  { status, eventType, since }: Pick<ListDeliveriesOptions, 'status' | 'eventType' | 'since'>,
+  t: { status: Column; eventType: Column; receivedAt: Column; drift: Column },
+  { status, eventType, since, drift }: Pick<ListDeliveriesOptions, 'status' | 'eventType' | 'since' | 'drift'>,
   ...more: (SQL | undefined)[]
 ): SQL | undefined {
   return and(
     status ? eq(t.status, status) : undefined,
     eventType ? eq(t.eventType, eventType) : undefined,
     since !== undefined ? gte(t.receivedAt, since) : undefined,
+    drift === undefined ? undefined : drift ? isNotNull(t.drift) : isNull(t.drift),
     ...more,
   );
 }

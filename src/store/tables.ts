@@ -64,6 +64,12 @@ export function defineTables(k: DialectKit) {
       ranBy: k.text('ran_by'),
       /** The ingest span's context (W3C `traceparent`) when tracing is on; null otherwise. Attempts link to it. */
       traceParent: k.text('trace_parent'),
+      /**
+       * How its payload differed from its type's learned shape when it arrived (JSON: path, kind,
+       * message; never a value from the body); null when it fit, or no shape was learned for it.
+       * Written after the answer, only for drifted deliveries.
+       */
+      drift: k.text('drift'),
     },
     (t) => [
       // A replay carries the same t, so (t, digest) identifies signed content as well as the digest
@@ -77,6 +83,8 @@ export function defineTables(k: DialectKit) {
       // Queue depth and dead letters for /metrics without scanning processed rows.
       k.index('deliveries_open_status_idx').on(t.status).where(sql`${t.status} in ('queued', 'failed', 'dead')`),
       k.index('deliveries_received_idx').on(t.receivedAt),
+      // Partial: drifted deliveries are few, so `drift=true` pages through them without scanning the rest.
+      k.index('deliveries_drift_idx').on(t.receivedAt).where(sql`${t.drift} is not null`),
     ],
   );
 

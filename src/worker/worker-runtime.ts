@@ -52,7 +52,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clock = systemClock, random, alertMemory, onConflict, customize, admin, orderFields }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -72,6 +72,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     logger: log,
     clock,
     handlers,
+    payloads,
     crypto: signatureCrypto,
     secrets,
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
@@ -83,11 +84,12 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], logger, clo
     // delivery), after the response is on its way. waitUntil keeps the invocation alive until
     // they, and anything else due, are done.
     deferAdoption: (adopt) => waitUntil(afterResponse().then(adopt).then(() => drain(wired.dispatcher))),
+    // The drift check, after the answer, outlives it under waitUntil.
+    afterAnswer: (work) => waitUntil(afterResponse().then(work)),
     // A replay drains under waitUntil.
     drainSoon: (dispatcher) => waitUntil(drain(dispatcher)),
     onConflict,
     customize,
-    orderFields,
     // No long poll on the Worker (an export answers at once).
     admin: { maxWaitMs: 0, settleMs: WORKER_EXPORT_SETTLE_MS, ...admin },
   });

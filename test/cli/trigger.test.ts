@@ -10,6 +10,8 @@ import { captureLogger } from '../helpers/capture-logger.js';
 import { TEST_SECRET } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { runMain } from './run-main.js';
+import { generatePayloadModule, inferShapes, type PayloadShapes } from '../../src/core/shapes/index.js';
+import { learnedShapes } from '../fixtures/shapes/learned-samples.js';
 
 const tempDir = useTempDir();
 const servers: RunningServer[] = [];
@@ -18,24 +20,34 @@ afterEach(async () => {
 });
 
 /** `podhook serve` in this process: fixture handlers (one takes every type), dispatch on, a real port on 127.0.0.1. */
-async function receiver(env: Record<string, string> = { SVC_WEBHOOK_SECRET: TEST_SECRET }) {
+async function receiver(env: Record<string, string> = { SVC_WEBHOOK_SECRET: TEST_SECRET }, shapes?: PayloadShapes) {
   const databasePath = dbIn(tempDir());
   const log = captureLogger();
   const config = parseConfig({ DATABASE_PATH: databasePath, PORT: '0', HOST: '127.0.0.1', WEBHOOK_PATH: '/hooks/pods', ...env });
-  const server = await startServer({ config, logger: log.logger, handlers });
+  const server = await startServer({ config, logger: log.logger, handlers, payloads: shapes && { shapes } });
   servers.push(server);
   // What `trigger` reads to find the local receiver without --to.
   const local = { PORT: String(server.port), WEBHOOK_PATH: '/hooks/pods', DATABASE_PATH: databasePath };
   return { server, log, local, url: `${server.url}/hooks/pods` };
 }
 
+/** A generated payload module, written where trigger can read it. */
+function payloadModule(shapes: PayloadShapes): string {
+  const path = join(tempDir(), '_payloads.ts');
+  writeFileSync(path, generatePayloadModule(shapes));
+  return path;
+}
+
 describe('podhook trigger', () => {
   it('sends a signed default payload of each of the 11 types to the local receiver, and each is processed', async () => {
     const { server, log, local } = await receiver();
+    // A module that learned nothing (podhook's tests do not read the team's handlers/_payloads.ts).
+    const nothingLearned = payloadModule(inferShapes([]));
     const ids: string[] = [];
     for (const type of EVENT_TYPES) {
-      const result = await runMain(['trigger', type], { ...local, SVC_WEBHOOK_SECRET: TEST_SECRET });
+      const result = await runMain(['trigger', type, '--payloads', nothingLearned], { ...local, SVC_WEBHOOK_SECRET: TEST_SECRET });
       expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toBe(`podhook trigger: the default ${type} payload (${nothingLearned} has no shape learned for it)\n`);
       const [head, answer] = result.stdout.split('\n') as [string, string];
       expect(head).toMatch(new RegExp(`^${type.replace(/\./g, '\\.')} [0-9a-f-]{36} → http://127\\.0\\.0\\.1:${server.port}/hooks/pods$`));
       expect(answer).toMatch(/^200 new: \{"received":true,.*"duplicate":false\}$/);
@@ -53,6 +65,29 @@ describe('podhook trigger', () => {
     expect(runs).toHaveLength(11);
     expect(runs.every((r) => r.outcome === 'succeeded')).toBe(true);
     expect(new Set(runs.map((r) => r.event_type))).toEqual(new Set(EVENT_TYPES));
+  });
+
+  it('builds the payload from the learned shape: it fits (no drift at the door) and is processed', async () => {
+    const shapes = learnedShapes();
+    const { server, local } = await receiver({ SVC_WEBHOOK_SECRET: TEST_SECRET }, shapes);
+    const module = payloadModule(shapes);
+    const result = await runMain(['trigger', 'pod.created', '--payloads', module], { ...local, SVC_WEBHOOK_SECRET: TEST_SECRET });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe(`podhook trigger: a payload made from the pod.created shape in ${module} (learned from 24 samples)\n`);
+    const id = result.stdout.split(' ')[1]!;
+    await vi.waitFor(async () => expect((await server.runtime.store.get(id))?.status).toBe('processed'), { timeout: 5000 });
+    const row = (await server.runtime.store.get(id))!;
+    const payload = JSON.parse(Buffer.from(row.body).toString('utf8')) as { pod: { id: string; status: string; tier: string }; occurred_at: string };
+    expect(payload.pod).toMatchObject({ status: 'active', tier: 'starter' });
+    expect(payload.pod.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(Date.parse(payload.occurred_at)).toBeGreaterThan(Date.now() - 60_000);
+    // Given a moment for the drift check after the answer: nothing recorded.
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await server.runtime.store.get(id))!.drift).toBeUndefined();
+    // A module that is not one podhook schemas wrote is a usage error.
+    const bad = join(tempDir(), 'bad.ts');
+    writeFileSync(bad, 'export const x = 1;\n');
+    expect((await runMain(['trigger', 'pod.created', '--payloads', bad], { ...local, SVC_WEBHOOK_SECRET: TEST_SECRET })).code).toBe(2);
   });
 
   it('sends --data byte for byte under --id; the same id again is a duplicate', async () => {

@@ -2,13 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { checkHandlerRegistry, formatRegistryProblems } from '../../src/core/events/check-registry.js';
 import { defineHandler } from '../../src/index.js';
 import { HandlerRegistryError, loadHandlerRegistry, loadValidHandlers } from '../../src/node/handler-registry.js';
-import { BROKEN_REGISTRY, EMPTY_REGISTRY, PARTIAL_REGISTRY } from '../fixtures/registry-paths.js';
+import { loadValidRegistry } from '../../src/node/handler-registry.js';
+import { workerRegistry } from '../../src/worker/worker-registry.js';
+import * as badPayloads from '../fixtures/registries/bad-payloads.js';
+import { BAD_PAYLOADS_REGISTRY, BROKEN_REGISTRY, EMPTY_REGISTRY, PARTIAL_REGISTRY } from '../fixtures/registry-paths.js';
 
 describe("the project's registry (handlers/index.ts)", () => {
   // The one check of handlers/: whatever it lists. A team may add, change or delete modules.
   it('lists only defineHandler values, with unique names, each taking at least one event type', async () => {
     const { problems } = await loadHandlerRegistry();
     expect(formatRegistryProblems(problems)).toBe('');
+  });
+
+  it('passes on the payload module podhook schemas generated (handlers/_payloads.ts)', async () => {
+    const { payloads } = await loadHandlerRegistry();
+    expect(Object.keys(payloads.schemas ?? {})).toHaveLength(11);
+    expect(payloads.shapes?.format).toBe('podhook.shapes.v1');
+    expect(payloads.fields).toBeDefined();
   });
 });
 
@@ -28,6 +38,21 @@ describe('the registry check', () => {
     expect(error).toBeInstanceOf(HandlerRegistryError);
     expect((error as HandlerRegistryError).problems).toHaveLength(3);
     expect((error as Error).message).toMatch(/^the handler registry .*broken\/index\.ts is not valid:\n.*not-defined\.ts: /);
+  });
+
+  it('refuses payload exports that are not what podhook schemas generates, naming the registry and each export', async () => {
+    const error = await loadValidRegistry(BAD_PAYLOADS_REGISTRY).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HandlerRegistryError);
+    expect((error as Error).message.split('\n')).toEqual([
+      expect.stringMatching(/^the handler registry .*test\/fixtures\/registries\/bad-payloads\.ts is not valid:$/),
+      expect.stringMatching(/bad-payloads\.ts: `payloadSchemas` has "pod\.teleported", which is not one of the 11 event types$/),
+      expect.stringMatching(/bad-payloads\.ts: payloadShapes\.format: unsupported format "podhook\.shapes\.v9" \(this podhook reads podhook\.shapes\.v1\)/),
+      expect.stringMatching(/bad-payloads\.ts: payloadFields\.pod\.created\.podId: .*expected array/),
+    ]);
+    // The Worker's bundle reads its registry the same way, and refuses it at start.
+    expect(() => workerRegistry(badPayloads, 'handlers/index.ts')).toThrow(/^the handler registry handlers\/index\.ts is not valid:\nhandlers\/index\.ts: `payloadSchemas` has "pod\.teleported"/);
+    // A registry without payload exports runs as before: every payload any JSON object.
+    expect((await loadValidRegistry(PARTIAL_REGISTRY)).payloads).toEqual({});
   });
 
   it('accepts an empty registry and a partial one', async () => {

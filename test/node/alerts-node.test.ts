@@ -1,46 +1,15 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { startAlertReceiver, URL_TOKEN } from '../helpers/alert-receiver.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 
 const FAILING = fileURLToPath(new URL('../fixtures/failing-handlers.ts', import.meta.url));
 const HOUR = 3_600_000;
-/** The alert URL's path stands for a token (as in a Slack webhook URL): it must never be logged. */
-const URL_TOKEN = 'T0ALERTS/B0PATH/urltoken7c1d';
 const tempDir = useTempDir();
-
-interface ReceivedAlert {
-  text: string;
-  podhook: Record<string, unknown> & { kind: string };
-}
-
-/** A local alert receiver on 127.0.0.1 that keeps every POST it gets. */
-async function startAlertReceiver() {
-  const raw: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      raw.push(body);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/${URL_TOKEN}`,
-    raw,
-    alerts: () => raw.map((r) => JSON.parse(r) as ReceivedAlert),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 const running: Array<ServerProcess | Awaited<ReturnType<typeof startAlertReceiver>>> = [];
 afterEach(async () => {
   for (const r of running.splice(0)) {

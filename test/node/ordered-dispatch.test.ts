@@ -1,4 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../helpers/spawn-podhook.js';
 import { parseConfig } from '../../src/core/config.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
@@ -175,5 +177,34 @@ describe('ordered handlers on one Node process (SQLite)', () => {
     expect(metrics).toContain('podhook_order_stale_total{action="skip",handler="latestStatus"} 1');
     expect(metrics).toContain('podhook_order_waiting{handler="syncPod"} 0');
     expect(metrics).toMatch(/podhook_order_oldest_wait_seconds\{handler="latestStatus"\} 0/);
+  });
+});
+
+describe("order: 'pod' at start", () => {
+  const registry = (name: string) => fileURLToPath(new URL(`../fixtures/registries/${name}.ts`, import.meta.url));
+
+  it('stops podhook serve with exit code 2 and one line when the pod id and event time are neither learned nor named', async () => {
+    const result = await runCli(['serve', '--handlers', registry('order-by-pod')], { DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0' });
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/handler syncByPod: order: 'pod' needs the pod id and event time fields of .*export const orderFields/);
+  });
+
+  it('runs with the fields the registry names (orderFields)', { timeout: 30_000 }, async () => {
+    const r = createNodeRuntime({
+      config: parseConfig({ DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET, ORDER_HOLD_MS: '0' }),
+      logger: silentLogger,
+      handlers: (await import(registry('order-by-pod-named'))).handlers,
+      payloads: { orderFields: { podId: 'pod.id', occurredAt: 'occurred_at' } },
+    });
+    runtime = r;
+    r.startBackground();
+    await post(r, 'pod.created', { pod: { id: 'pod-n' }, occurred_at: iso(BASE) });
+    await settled(r, 1);
+    const rows = await r.store.list({ limit: 1 });
+    expect(rows[0]).toMatchObject({ status: 'processed' });
+    // Its place in pod-n's order was stored with the claim and settled.
+    expect(await r.store.orderStats()).toEqual([]);
   });
 });

@@ -574,6 +574,26 @@ export function describeAdminStoreContract(name: string, open: () => Promise<Sto
     const withStore = storeRunner(open);
 
     it(
+      'records a delivery\'s payload drift, reads it back, and filters on it (list and scan), a lease keeping it',
+      withStore(async (store) => {
+        const [fits, drifted, later] = [newDelivery(), newDelivery(), newDelivery()];
+        await store.claim([fits!, drifted!, later!]);
+        const drift = [{ path: '$.pod.region', kind: 'new_field', message: 'new field: string' }] as const;
+        await store.recordDrift(drifted!.eventId, drift);
+        await store.recordDrift(later!.eventId, [{ path: '$["a b"]', kind: 'field_gone', message: 'field gone: was required, missing from every sample' }]);
+        expect((await store.get(drifted!.eventId))!.drift).toEqual(drift);
+        expect((await store.get(fits!.eventId))!.drift).toBeUndefined();
+        expect((await store.list({ drift: true })).map((d) => d.eventId)).toEqual([later!.eventId, drifted!.eventId]);
+        expect((await store.list({ drift: false })).map((d) => d.eventId)).toEqual([fits!.eventId]);
+        expect((await store.scan({ drift: true, limit: 1 })).map((d) => d.eventId)).toEqual([drifted!.eventId]);
+        expect((await store.scan({ drift: true, limit: 5, after: { receivedAt: drifted!.receivedAt, eventId: drifted!.eventId } })).map((d) => d.eventId)).toEqual([later!.eventId]);
+        // The dispatcher's lease reads the row whole, the drift with it.
+        const leased = await store.leaseDue({ owner: 'o', now: later!.receivedAt + 1, leaseMs: 1000, limit: 10 });
+        expect(leased.find((d) => d.eventId === drifted!.eventId)!.drift).toEqual(drift);
+      }),
+    );
+
+    it(
       'pages newest first with a keyset after the last row',
       withStore(async (store) => {
         const [a, b, c] = [newDelivery(), newDelivery(), newDelivery()];

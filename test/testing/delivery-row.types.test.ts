@@ -25,6 +25,7 @@ const quarantined: Delivery = {
   nextAttemptAt: null,
   processedAt: null,
   conflictWith: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+  drift: [{ path: '$.pod.region', kind: 'new_field', message: 'new field: string' }],
 };
 
 describe('the test kit delivery row', () => {
@@ -36,10 +37,11 @@ describe('the test kit delivery row', () => {
   it('has every field of the export record but the body and headers, with the same types', () => {
     expectTypeOf<Exclude<keyof ExportRecord, keyof DeliveryRow>>().toEqualTypeOf<RecordOnly>();
     expectTypeOf<Exclude<keyof DeliveryRow, keyof ExportRecord>>().toEqualTypeOf<'body_bytes' | 'waiting_on'>();
-    type Shared = Exclude<keyof DeliveryRow & keyof ExportRecord, 'conflict_with'>;
+    type Shared = Exclude<keyof DeliveryRow & keyof ExportRecord, 'conflict_with' | 'drift'>;
     expectTypeOf<Pick<DeliveryRow, Shared>>().toEqualTypeOf<Pick<ExportRecord, Shared>>();
     // A row says null where the record leaves the field out.
     expectTypeOf<DeliveryRow['conflict_with']>().toEqualTypeOf<NonNullable<ExportRecord['conflict_with']> | null>();
+    expectTypeOf<DeliveryRow['drift']>().toEqualTypeOf<NonNullable<ExportRecord['drift']> | null>();
 
     const row: Record<string, unknown> = { ...deliveryJson(quarantined) };
     const record: Record<string, unknown> = { ...toExportRecord(quarantined) };

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineHandler } from 'podhook';
 import { createTestReceiver, runHandler, signatureHeader, signDelivery, testEvent, type TestReceiver } from 'podhook/testing';
@@ -9,6 +9,11 @@ import { silentLogger } from '../../src/core/observability/logger.js';
 import { handlers as recording, recordedCalls, resetRecording } from '../fixtures/recording-handlers.js';
 import { mac } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { compileFit } from '../../src/core/shapes/index.js';
+import { learnedShapes } from '../fixtures/shapes/learned-samples.js';
+
+// podhook's own tests never depend on the team's handlers/_payloads.ts: here it has learned nothing.
+vi.mock('../../src/testing/project-payloads.js', () => ({ projectShapes: { format: 'podhook.shapes.v1', types: {} } }));
 
 const tempDir = useTempDir();
 const receivers: TestReceiver[] = [];
@@ -34,6 +39,25 @@ describe('testEvent', () => {
     expect(a.payload).toMatchObject({ note: 'extra', auto_renew: true });
     expect(JSON.parse(new TextDecoder().decode(a.rawBody))).toEqual(a.payload);
     expect(testEvent('pod.created', { id: 'e-1', attempt: 3 })).toMatchObject({ id: 'e-1', attempt: 3 });
+  });
+});
+
+describe('testEvent from learned shapes', () => {
+  it('builds the payload from the type\'s learned shape: required fields, recorded values, uuids, date-times at receivedAt', () => {
+    const shapes = learnedShapes();
+    const at = new Date('2026-11-25T03:00:00Z');
+    const event = testEvent('pod.created', { shapes, receivedAt: at, seed: 7 });
+    expect(event.payload).toEqual({
+      occurred_at: '2026-11-25T03:00:00.000Z',
+      pod: { id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/), name: 'name', status: 'active', tier: 'starter' },
+    });
+    expect(compileFit(shapes.types['pod.created']!.shape)(event.payload)).toBe(true);
+    // The same seed and time: the same payload; overrides merge in as with default payloads.
+    expect(testEvent('pod.created', { shapes, receivedAt: at, seed: 7 }).payload).toEqual(event.payload);
+    expect(testEvent('pod.created', { shapes, payload: { pod: { status: 'provisioning' } } }).payload).toMatchObject({ pod: { status: 'provisioning', tier: 'starter' } });
+    // A type without a learned shape, or shapes: null, gets the default payload.
+    expect(testEvent('pod.renewed', { shapes }).payload).toMatchObject({ auto_renew: true });
+    expect(testEvent('pod.created', { shapes: null }).payload).toMatchObject({ pod: { slug: 'demo-pod' } });
   });
 });
 
@@ -121,7 +145,7 @@ describe('createTestReceiver', () => {
       ['pod.backup.completed', 'processed', 2],
     ]);
     expect(Object.keys(rows[0]!).sort()).toEqual(
-      ['attempts', 'body_bytes', 'conflict_with', 'delivery_count', 'event_id', 'event_type', 'last_error', 'last_received_at', 'next_attempt_at', 'processed_at', 'received_at', 'signature_t', 'status', 'waiting_on'],
+      ['attempts', 'body_bytes', 'conflict_with', 'delivery_count', 'drift', 'event_id', 'event_type', 'last_error', 'last_received_at', 'next_attempt_at', 'processed_at', 'received_at', 'signature_t', 'status', 'waiting_on'],
     );
     expect(rows[0]!.event_id).toBe((ignored.body as { event_id: string }).event_id);
     expect(await r.runs(id)).toEqual([{ handler: 'recordBackups', attempt: 1, outcome: 'succeeded', error: null }]);

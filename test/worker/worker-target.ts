@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
+import type { RegistryPayloads } from '../../src/core/events/registry-module.js';
 import type { PodhookApp } from '../../src/http/create-app.js';
 import { silentLogger, type Logger } from '../../src/core/observability/logger.js';
 import { createWorker } from '../../src/worker/create-worker.js';
@@ -22,6 +23,8 @@ export interface WorkerTarget extends HttpTarget {
 export interface WorkerTargetOptions {
   db?: D1Database;
   handlers?: readonly HandlerDefinition[];
+  /** What a registry's generated module exports (schemas, shapes, fields). */
+  payloads?: RegistryPayloads;
   logger?: Logger;
   /** The team's middleware and routes (as src/app.ts supplies them). */
   customize?: (app: PodhookApp) => void;
@@ -35,11 +38,11 @@ export interface WorkerTargetOptions {
  */
 export async function openWorkerTarget(
   { secrets, maxBodyBytes }: HttpTargetOptions,
-  { db = env.CONTRACT_DB, handlers = [], logger = silentLogger, vars = {}, customize }: WorkerTargetOptions = {},
+  { db = env.CONTRACT_DB, handlers = [], payloads, logger = silentLogger, vars = {}, customize }: WorkerTargetOptions = {},
 ): Promise<WorkerTarget> {
   await emptyD1(db);
   let now = Date.now();
-  const worker = createWorker({ handlers, logger, clock: () => now, random: () => 0.5, customize });
+  const worker = createWorker({ handlers, payloads, logger, clock: () => now, random: () => 0.5, customize });
   const workerEnv: WorkerEnv = {
     ...env,
     DB: db,

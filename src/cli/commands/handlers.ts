@@ -18,11 +18,15 @@ webhook is subscribed to it. Two mismatches are flagged with "!":
   subscribed but unhandled   the delivery is stored as ignored
   handled but not subscribed the service never sends it (register again with --events or
                              --only-handled)
+The shape column says how many payloads the type's learned shape came from (the registry's
+payloadShapes, from \`podhook schemas\`; "-": none learned, any JSON object).
 
 Options:
   --json             {"handlers":[{"name","pattern","types":[...]}],
-                      "types":[{"type","handlers":[...],"subscribed":true|false|null}]}
-                     (subscribed is null when no webhook was stored by podhook register)
+                      "types":[{"type","handlers":[...],"subscribed":true|false|null,
+                                "samples":N|null}]}
+                     (subscribed is null when no webhook was stored by podhook register;
+                     samples null when no shape is learned for the type)
 ${HANDLERS_HELP}
 
 Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db) if it
@@ -32,7 +36,7 @@ names the module and what is wrong).`,
   options: { json: { type: 'boolean' }, ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const { registry, handlers } = await loadValidRegistry(values.handlers);
+    const { registry, handlers, payloads } = await loadValidRegistry(values.handlers);
 
     let secrets: StoredSecret[] = [];
     if (storeExists(config)) {
@@ -43,7 +47,7 @@ names the module and what is wrong).`,
         await close();
       }
     }
-    const coverage = handlerCoverage(handlers, subscribedTypes(secrets));
+    const coverage = handlerCoverage(handlers, subscribedTypes(secrets), payloads.shapes);
     if (values.json) {
       io.stdout(`${JSON.stringify(coverage, null, 2)}\n`);
       return EXIT.ok;
@@ -68,10 +72,11 @@ names the module and what is wrong).`,
         type: t.type,
         handlers: t.handlers.join(', ') || '(none)',
         subscribed: t.subscribed === null ? '?' : t.subscribed ? 'yes' : 'no',
+        shape: t.samples === null ? '-' : `${t.samples} samples`,
         note: mismatch ? `! ${mismatch}` : '',
       };
     });
-    out.push(formatTable(['type', 'handlers', 'subscribed', 'note'], rows, 200));
+    out.push(formatTable(['type', 'handlers', 'subscribed', 'shape', 'note'], rows, 200));
     const flagged = rows.filter((r) => r.note !== '').length;
     if (flagged > 0) out.push(`${flagged} mismatch${flagged > 1 ? 'es' : ''} flagged with "!".\n`);
     io.stdout(out.join('\n'));

@@ -1,5 +1,6 @@
 import { parseConfig, dispatchTuning } from '../../core/config.js';
 import { createDispatcher } from '../../core/dispatch/dispatcher.js';
+import { createOrdering } from '../../core/order/ordering.js';
 import { createRouter, patternMatches } from '../../core/dispatch/router.js';
 import { EVENT_TYPES } from '../../core/events/event-types.js';
 import type { EventPattern } from '../../core/events/define-handler.js';
@@ -13,7 +14,7 @@ import { startTracing } from '../../node/start-tracing.js';
 import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
-import { loadValidHandlers } from '../../node/handler-registry.js';
+import { loadValidRegistry } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { remoteUrl } from '../remote-url.js';
 
@@ -78,7 +79,7 @@ the token (401).`,
     const clock = () => Date.now();
     const since = parseSince(values.since, clock());
     const types = parseTypes(values.types);
-    const all = await loadValidHandlers(values.handlers);
+    const { handlers: all, payloads } = await loadValidRegistry(values.handlers);
     const only = values.handler;
     if (only !== undefined && !all.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${all.map((h) => h.name).join(', ') || 'none'})`);
@@ -104,6 +105,9 @@ the token (401).`,
       owner: `listen-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
       ...dispatchTuning(config),
       tracing: createTracing({ secrets: [...configuredSecrets(config), token] }),
+      payloadSchemas: payloads.schemas,
+      // Ordered handlers keep their order here too (a delivery waits for the earlier ones of its key).
+      ordering: createOrdering({ handlers: router.handlers, holdMs: config.dispatch.orderHoldMs, fields: payloads.fields, names: payloads.orderFields }),
       observer: {
         deliveryFinished(type, status, { eventId, attempt, failures }) {
           const time = remoteTimes.get(eventId) ?? clock();
@@ -213,6 +217,8 @@ function outcomeText(status: string, attempt: number, failures: ReadonlyArray<{ 
       return `DEAD after ${attempt} ${attempt === 1 ? 'attempt' : 'attempts'}: ${why || 'its body cannot be parsed'}`;
     case 'ignored':
       return 'ignored: no local handler takes this type';
+    case 'queued':
+      return 'waiting: an ordered handler waits for an earlier delivery of its key (its other handlers ran)';
     default:
       return status;
   }

@@ -5,7 +5,7 @@ import { createOrdering } from '../../core/order/ordering.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
-import { loadValidHandlers } from '../../node/handler-registry.js';
+import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
 import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
@@ -27,8 +27,9 @@ Options:
 ${HANDLERS_HELP}
   --dry-run          print what would run; run nothing, write nothing
 
-Each selected delivery runs through its handlers exactly as the dispatcher runs them (schema,
-time limit, log line), including handlers that already succeeded; no network is involved and
+Each selected delivery runs through its handlers exactly as the dispatcher runs them (the
+handler's schema, else the registry's generated one, the way back for deliveries an older one
+refused; time limit, log line), including handlers that already succeeded; no network is involved and
 no retry is scheduled. The outcome is recorded like one more dispatch attempt: each run in the
 per-handler ledger; the delivery becomes processed when every run succeeded (unless another
 handler of its type still has a failure on record: then it keeps its status), dead with the
@@ -59,7 +60,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       throw new UsageError('name the deliveries to replay: event ids, or --status, --type or --since');
     }
     const ids = positionals.map((id) => parseEventId(id));
-    const handlers = await loadValidHandlers(values.handlers);
+    const { handlers, payloads } = await loadValidRegistry(values.handlers);
     const only = values.handler;
     if (only !== undefined && !handlers.some((h) => h.name === only)) {
       throw new UsageError(`no handler is named "${only}" (handlers: ${handlers.map((h) => h.name).join(', ') || 'none'})`);
@@ -76,8 +77,9 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       logger,
       handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
       handler: only,
-      ordering: createOrdering({ handlers, holdMs: config.dispatch.orderHoldMs }),
+      ordering: createOrdering({ handlers, holdMs: config.dispatch.orderHoldMs, fields: payloads.fields, names: payloads.orderFields }),
       tracing: createTracing({ secrets: configuredSecrets(config) }),
+      payloadSchemas: payloads.schemas,
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, missing: 0 };

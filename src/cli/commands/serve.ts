@@ -1,6 +1,6 @@
 import { customizeApp } from '../../app.js';
 import { parseConfig } from '../../core/config.js';
-import { loadValidHandlers } from '../../node/handler-registry.js';
+import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startServer } from '../../node/serve.js';
 import { startTracing } from '../../node/start-tracing.js';
@@ -68,7 +68,7 @@ invalid handler registry: the message names the module and what is wrong).`,
   options: { ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const handlers = await loadValidHandlers(values.handlers);
+    const { handlers, payloads } = await loadValidRegistry(values.handlers);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
     const tracing = await startTracing(io.env, logger);
     // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
@@ -76,7 +76,7 @@ invalid handler registry: the message names the module and what is wrong).`,
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers, customize: customizeApp });
+    const server = await startServer({ config, logger, handlers, payloads, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     await tracing?.shutdown(); // after the handlers: their last spans go too

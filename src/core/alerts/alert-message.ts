@@ -1,8 +1,12 @@
 import { SENDER_RETRY_MINUTES } from '../sender-retry-ladder.js';
+import type { DifferenceKind } from '../shapes/check-shapes.js';
 import { retryOutlook, type Downtime } from './retry-outlook.js';
 
-/** What an alert is about. `conflict`: deliveries quarantined as conflicts (reliability work). */
-export type AlertKind = 'dead_letter' | 'handler_failing' | 'downtime' | 'conflict';
+/**
+ * What an alert is about. `conflict`: deliveries quarantined as conflicts (reliability work);
+ * `schema_drift`: a payload that did not fit its type's learned shape.
+ */
+export type AlertKind = 'dead_letter' | 'handler_failing' | 'downtime' | 'conflict' | 'schema_drift';
 
 /**
  * The JSON podhook POSTs to `ALERT_WEBHOOK_URL`: `text` is one line for people (Slack reads it),
@@ -40,6 +44,15 @@ export interface HandlerFailingFacts {
   runs: number;
   failures: number;
   windowMinutes: number;
+}
+
+/** One difference of one delivery's payload from its type's learned shape: where and what kind, never a value. */
+export interface SchemaDriftFacts {
+  eventId: string;
+  eventType: string;
+  /** The JSONPath of the place (`$.pod.region`). */
+  path: string;
+  change: DifferenceKind;
 }
 
 export interface ConflictFacts {
@@ -187,6 +200,26 @@ export function conflictAlert({ events }: ConflictFacts): Alert {
         count: events.length,
         events: events.slice(0, JSON_IDS).map((e) => ({ event_id: e.eventId, event_type: e.eventType })),
       },
+    },
+  };
+}
+
+/**
+ * A delivery's payload did not fit its type's learned shape at this place: the type, the path, the
+ * kind of change and the delivery; never a value from the body. Keyed by type and path, so one
+ * place alerts once per interval however many deliveries show it.
+ */
+export function schemaDriftAlert({ eventId, eventType, path, change }: SchemaDriftFacts): Alert {
+  return {
+    kind: 'schema_drift',
+    key: `${eventType} ${path}`,
+    payload: {
+      text: escapeText(
+        `podhook: ${eventType} payloads changed at ${path} (${change.replace('_', ' ')}), first seen in delivery ${eventId}. ` +
+          `It was stored, answered and dispatched as usual. Learn the change: \`podhook schemas\`, review and commit the module, deploy; ` +
+          `deliveries its schema refused meanwhile are dead: \`podhook replay --status dead --type ${eventType}\`.`,
+      ),
+      podhook: { kind: 'schema_drift', event_type: eventType, path, change, event_id: eventId },
     },
   };
 }

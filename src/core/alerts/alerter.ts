@@ -1,7 +1,17 @@
 import type { Clock } from '../clock.js';
 import type { DispatchObserver } from '../dispatch/dispatcher.js';
 import type { Logger } from '../observability/logger.js';
-import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, handlerFailingAlert, type Alert, type ConflictFacts } from './alert-message.js';
+import {
+  conflictAlert,
+  deadLetterAlert,
+  deadOnArrivalAlert,
+  downtimeAlert,
+  handlerFailingAlert,
+  schemaDriftAlert,
+  type Alert,
+  type ConflictFacts,
+  type SchemaDriftFacts,
+} from './alert-message.js';
 import { createFailingWindow, type FailingWindow } from './failing-window.js';
 import { postAlert, type AlertPost, type PostOutcome, type Sleep } from './post-alert.js';
 import { createAlertRateLimit, type AlertRateLimit } from './rate-limit.js';
@@ -56,12 +66,14 @@ export interface Alerter {
   conflict(events: ConflictFacts['events']): Promise<void>;
   /** A delivery stored `dead` at the door (its body cannot be parsed): a `dead_letter` alert, as a death in dispatch. */
   deadOnArrival(delivery: { eventId: string; eventType: string; reason: string }): Promise<void>;
+  /** A payload that did not fit its type's learned shape at one place: `schema_drift`, once per type and path per interval. */
+  schemaDrift(facts: SchemaDriftFacts): Promise<void>;
 }
 
 const defaultSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Alerts to `ALERT_WEBHOOK_URL`: dead letters, failing handlers, downtime and conflicts, one per
+ * Alerts to `ALERT_WEBHOOK_URL`: dead letters, failing handlers, downtime, conflicts and payload drift, one per
  * kind and key per interval, each retried a few times. Observer calls return at once: a send
  * runs beside ingest and dispatch, never in their way, and its failure is only logged.
  */
@@ -119,6 +131,9 @@ export function createAlerter({
     },
     deadOnArrival({ eventId, eventType, reason }) {
       return send(deadOnArrivalAlert({ eventId, eventType, reason: scrubError(reason, secrets) }));
+    },
+    schemaDrift(facts) {
+      return send(schemaDriftAlert(facts));
     },
   };
 }

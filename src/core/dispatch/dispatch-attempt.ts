@@ -11,6 +11,7 @@ import { openOrderGate, orderFinishes, type GateStep } from '../order/order-gate
 import { runGateSteps } from '../order/run-gate-steps.js';
 import type { Ordering } from '../order/ordering.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
+import { typedPayloads, type PayloadSchemaMap } from './typed-payload.js';
 
 export interface DispatchAttemptOptions {
   store: Pick<DeliveryStore, 'completeDispatch' | 'startOrdered'>;
@@ -28,6 +29,8 @@ export interface DispatchAttemptOptions {
   observer: DispatchObserver;
   /** How outcome writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
+  /** The generated schemas: each payload is parsed once per attempt for the handlers without a schema of their own. */
+  payloadSchemas?: PayloadSchemaMap;
 }
 
 /**
@@ -47,7 +50,7 @@ export type DispatchAttempt = (
  * ledger), the outcome decided by `decideOutcome`, and its write, fenced by the claim id and
  * batched with the other outcomes ready at the same turn of the event loop.
  */
-export function createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule }: DispatchAttemptOptions): DispatchAttempt {
+export function createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
   /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
   const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
@@ -73,13 +76,14 @@ export function createDispatchAttempt({ store, ordering, wakeAt, router, runner,
         const pending =
           ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && (r.status === 'succeeded' || r.status === 'skipped')));
         const attemptOf = (h: HandlerDefinition) => (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1;
+        const payloadFor = typedPayloads(payloadSchemas, delivery.eventType, body.payload);
         if (ordering?.active && pending.some((h) => ordering.spec(h.name))) {
           steps = await openOrderGate(store, ordering, delivery, body.payload, pending, clock());
-          results = await runGateSteps(steps, delivery, body.payload, attemptOf, { runner, logger, observer });
+          results = await runGateSteps(steps, delivery, payloadFor, attemptOf, { runner, logger, observer });
           const waits = steps.flatMap((step) => (step.kind === 'wait' ? [step.until] : []));
           report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: waits.length > 0 ? Math.min(...waits) : undefined };
         } else {
-          results = await Promise.all(pending.map((h) => runner.run(h, delivery, body.payload, attemptOf(h))));
+          results = await Promise.all(pending.map((h) => runner.run(h, delivery, payloadFor(h), attemptOf(h))));
           report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
         }
       }

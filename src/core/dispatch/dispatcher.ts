@@ -12,6 +12,7 @@ import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner } from './run-handler.js';
 import type { Ordering } from '../order/ordering.js';
+import type { PayloadSchemaMap } from './typed-payload.js';
 
 export type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observer.js';
 
@@ -49,6 +50,8 @@ export interface DispatcherOptions {
   ordering?: Ordering;
   /** Spans for each attempt and handler run (`createTracing`); null: none. */
   tracing?: PodhookTracing | null;
+  /** The schemas `podhook schemas` generated: parse each payload once per attempt for handlers without a schema of their own. */
+  payloadSchemas?: PayloadSchemaMap;
 }
 
 export interface Dispatcher {
@@ -93,6 +96,7 @@ export function createDispatcher({
   schedule,
   ordering,
   tracing = null,
+  payloadSchemas,
 }: DispatcherOptions): Dispatcher {
   if (tracing) observer = tracing.observeAttempts(observer);
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
@@ -119,7 +123,7 @@ export function createDispatcher({
     }, delay);
     (wakeTimer as { unref?: () => void }).unref?.();
   }
-  const attempt = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule });
+  const attempt = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas });
   const dispatchOne = tracing ? tracing.traceAttempt(attempt, { name: SPAN.dispatch, owner }) : attempt;
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();

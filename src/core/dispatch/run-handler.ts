@@ -7,6 +7,7 @@ import { eventOf } from '../order/ordering.js';
 import type { OrderContext } from '../order/order-types.js';
 import type { Logger } from '../observability/logger.js';
 import type { PodhookTracing } from '../tracing/index.js';
+import { describeIssues, RefusedPayload } from './typed-payload.js';
 
 /** How one handler call ended. */
 export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted' | 'skipped';
@@ -46,8 +47,9 @@ export interface HandlerRunnerOptions {
 
 export interface HandlerRunner {
   /**
-   * Runs one handler on one delivery's parsed payload: schema check, time limit, log line. Never
-   * throws. An ordered handler gets its place in its key's order as `ctx.order`.
+   * Runs one handler on one delivery's parsed payload (or the `RefusedPayload` its generated schema
+   * made of it): schema check, time limit, log line. Never throws. An ordered handler gets its
+   * place in its key's order as `ctx.order`.
    */
   run(handler: HandlerDefinition, delivery: Delivery, payload: unknown, attempt: number, order?: OrderContext): Promise<HandlerResult>;
   /** Aborts every call still running (shutdown); each settles at once as `interrupted`. */
@@ -181,11 +183,18 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     };
 
     let parsed: unknown = payload;
+    if (payload instanceof RefusedPayload) {
+      // Its type's generated schema refused the payload (typed-payload.ts).
+      result.permanent = true;
+      result.error = payload.error;
+      report('invalid_payload');
+      return result;
+    }
     if (h.schema) {
       const check = h.schema.safeParse(payload);
       if (!check.success) {
         result.permanent = true;
-        result.error = `invalid_payload: ${check.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+        result.error = `invalid_payload: ${describeIssues(check.error)}`;
         report('invalid_payload');
         return result;
       }

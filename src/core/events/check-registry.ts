@@ -60,3 +60,7 @@ export function checkHandlerRegistry(entries: unknown, { registry, moduleOf = ()
 export function formatRegistryProblems(problems: readonly RegistryProblem[]): string {
   return problems.map((p) => `${p.module}: ${p.message}`).join('\n');
 }
+
+/** The one-paragraph refusal of an invalid registry: its module, then one line per problem. */
+export const invalidRegistryMessage = (registry: string, problems: readonly RegistryProblem[]): string =>
+  `the handler registry ${registry} is not valid:\n${formatRegistryProblems(problems)}`;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { EventType } from './event-types.js';
+import type { LearnedPayload } from './payload-types.js';
 
 /**
  * One zod schema per event type. The service does not publish payload shapes (spec: Events,
@@ -20,5 +21,9 @@ export const EVENT_SCHEMAS = {
   'pod.backup.failed': z.looseObject({}),
 } satisfies Record<EventType, z.ZodType<Record<string, unknown>>>;
 
-/** The payload type of one event type, as its schema parses it. */
-export type EventPayload<T extends EventType> = z.infer<(typeof EVENT_SCHEMAS)[T]>;
+/**
+ * The payload type handlers see for one event type: the type \`podhook schemas\` learned for it when
+ * the generated module (handlers/_payloads.ts) is part of the program, else any JSON object, as
+ * its permissive schema here parses it.
+ */
+export type EventPayload<T extends EventType> = LearnedPayload<T>;

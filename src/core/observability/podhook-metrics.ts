@@ -24,11 +24,13 @@ export interface PodhookMetrics {
   onOutcome: (outcome: IngestOutcome) => void;
   /** For `createDispatcher({ observer })`. */
   observer: DispatchObserver;
+  /** For the drift check at the door: each difference of a drifted delivery, by its type and kind. */
+  onDrift: (eventType: string, differences: readonly { kind: string }[]) => void;
 }
 
 /**
  * podhook's metrics: deliveries by outcome and type, verification failures by reason, ingest
- * latency, dispatch lag (receipt → handler start), handler runs and failures, and queue depth and
+ * latency, dispatch lag (receipt → handler start), handler runs and failures, payload drift, and queue depth and
  * dead letters read from the store at most once per `refreshMs`, whatever the number of scrapers
  * (the counts scan the open rows, which a backlog makes long).
  */
@@ -62,6 +64,7 @@ export function createPodhookMetrics(
   const failures = registry.counter('podhook_handler_failures_total', 'Failed handler runs (errors, time-outs, invalid payloads).');
   const finished = registry.counter('podhook_dispatch_outcomes_total', 'Dispatch attempts by resulting status and event type.');
   const leasesLost = registry.counter('podhook_leases_lost_total', 'Leases this process lost to another claim or could not renew (nothing recorded), by reason.');
+  const drift = registry.counter('podhook_payload_drift_total', 'Differences of new deliveries\' payloads from their type\'s learned shape, by event type and kind.');
   registry.gauge('podhook_queue_depth', 'Deliveries waiting for their handlers, by status.', async () => {
     const s = await queueStats();
     return [
@@ -90,6 +93,9 @@ export function createPodhookMetrics(
       deliveries.inc({ outcome: o.outcome, event_type: typeLabel(o.eventType) });
       ingestSeconds.observe({}, o.latencyMs / 1000);
       if (o.outcome === 'rejected' && (o.status === 400 || o.status === 401)) verification.inc({ reason: o.reason ?? 'unknown' });
+    },
+    onDrift(type, differences) {
+      for (const d of differences) drift.inc({ type: typeLabel(type), kind: d.kind });
     },
     observer: {
       handlerStarted(_handler, _type, lagMs) {

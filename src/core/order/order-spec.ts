@@ -2,7 +2,9 @@ import type { HandlerDefinition, PodEvent } from '../events/define-handler.js';
 import type { EventType } from '../events/event-types.js';
 import { ConfigError } from '../errors.js';
 import { patternMatches } from '../dispatch/router.js';
-import type { EntityFields, OrderTime, PayloadFields } from './order-types.js';
+import type { EventFields, PayloadFields } from '../events/payload-types.js';
+import { fieldAt } from '../shapes/payload-fields.js';
+import type { OrderTime } from './order-types.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 
 /** A handler's order, ready to compute: the key and time of an event, and what to do with a stale one. */
@@ -39,15 +41,6 @@ function keyText(value: unknown): string | null {
   return null;
 }
 
-function valueAt(payload: unknown, path: readonly string[]): unknown {
-  let at: unknown = payload;
-  for (const segment of path) {
-    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
-    at = (at as Record<string, unknown>)[segment];
-  }
-  return at;
-}
-
 /**
  * The order of each ordered handler, by handler name. `order: 'pod'` reads the fields the project
  * names (`names`) or else the learned ones (`fields`); a handler whose types lack them stops the
@@ -70,10 +63,10 @@ export function resolveOrderSpecs(
       continue;
     }
     const types = EVENT_TYPES.filter((t) => patternMatches(h.pattern, t));
-    const perType = new Map<string, EntityFields>();
+    const perType = new Map<string, EventFields>();
     const missing: string[] = [];
     for (const type of types) {
-      const found: EntityFields = names
+      const found: EventFields = names
         ? { podId: names.podId.split('.'), occurredAt: names.occurredAt === null ? undefined : names.occurredAt.split('.') }
         : (fields?.[type] ?? {});
       if (!found.podId || (!names && !found.occurredAt)) missing.push(type);
@@ -86,10 +79,10 @@ export function resolveOrderSpecs(
       );
     }
     specs.set(h.name, {
-      key: (event) => keyText(valueAt(event.payload, perType.get(event.type)?.podId ?? [])),
+      key: (event) => keyText(fieldAt(event.payload, perType.get(event.type)?.podId ?? [])),
       at: (event) => {
         const path = perType.get(event.type)?.occurredAt;
-        return (path ? toEpochMs(valueAt(event.payload, path)) : null) ?? event.receivedAt.getTime();
+        return (path ? toEpochMs(fieldAt(event.payload, path)) : null) ?? event.receivedAt.getTime();
       },
       stale: 'run',
     });

@@ -1,4 +1,3 @@
-import type { EventType } from '../events/event-types.js';
 
 /** When an event happened, as an `order.at` function may give it: a Date, an RFC 3339 string or epoch milliseconds. */
 export type OrderTime = Date | string | number | null | undefined;
@@ -38,12 +37,3 @@ export interface OrderContext {
   /** The newest event already run for this key, when this run is stale. */
   newest?: { eventId: string; at: Date };
 }
-
-/** Where a pod id and an event time are in one event type's payload (path segments). */
-export interface EntityFields {
-  podId?: readonly string[];
-  occurredAt?: readonly string[];
-}
-
-/** `EntityFields` per event type: what `order: 'pod'` reads. */
-export type PayloadFields = Partial<Record<EventType, EntityFields>>;

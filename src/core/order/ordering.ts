@@ -3,7 +3,7 @@ import type { Delivery } from '../delivery.js';
 import type { HandlerDefinition, PodEvent } from '../events/define-handler.js';
 import type { EventType } from '../events/event-types.js';
 import { resolveOrderSpecs, type OrderFieldNames, type OrderSpec } from './order-spec.js';
-import type { PayloadFields } from './order-types.js';
+import type { PayloadFields } from '../events/payload-types.js';
 
 export interface OrderingOptions {
   handlers: readonly HandlerDefinition[];

@@ -19,7 +19,8 @@ export interface RunGateStepsOptions {
 export function runGateSteps(
   steps: readonly GateStep[],
   delivery: Delivery,
-  payload: unknown,
+  /** The payload a handler gets (the generated schema's parse, or the body as parsed). */
+  payloadFor: (handler: HandlerDefinition) => unknown,
   attemptOf: (handler: HandlerDefinition) => number,
   { runner, logger, observer = {} }: RunGateStepsOptions,
 ): Promise<HandlerResult[]> {
@@ -30,7 +31,7 @@ export function runGateSteps(
       if (step.kind === 'wait') return [];
       if (step.kind === 'run') {
         if (step.order?.stale) observer.orderStale?.(handler.name, 'run');
-        return [runner.run(handler, delivery, payload, attempt, step.order)];
+        return [runner.run(handler, delivery, payloadFor(handler), attempt, step.order)];
       }
       const skipped = step.kind === 'skip';
       if (skipped) {

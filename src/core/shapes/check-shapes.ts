@@ -4,7 +4,7 @@ import { MAX_PROPERTIES } from './_shape-node.js';
 import { isIdentifier } from './_source-text.js';
 
 /** What kind of change a difference is. */
-export type DifferenceKind = 'new-type' | 'new-field' | 'field-gone' | 'changed-type' | 'new-value';
+export type DifferenceKind = 'new_type' | 'new_field' | 'field_gone' | 'changed_type' | 'new_value';
 
 /** One way the samples no longer fit the committed shapes. */
 export interface ShapeDifference {
@@ -24,7 +24,7 @@ type Add = (kind: DifferenceKind, path: string, message: string) => void;
  * every sample; a changed type (a new JSON type, integer to number, a lost uuid or date-time
  * format, nullable now); a new value of a low-cardinality string. Fewer types, a field no longer
  * nullable, or an optional field not seen are no difference: the samples still fit. A type the
- * committed shapes lack is one `new-type` line; a committed type without samples is not compared.
+ * committed shapes lack is one `new_type` line; a committed type without samples is not compared.
  *
  * `observed` must record every value seen (`inference.shapes(EVERY_VALUE)`), so a new value of a
  * committed low-cardinality field is named however rarely it came.
@@ -34,7 +34,7 @@ export function checkShapes(committed: PayloadShapes, observed: PayloadShapes): 
   for (const [eventType, now] of Object.entries(observed.types)) {
     const add: Add = (kind, path, message) => differences.push({ eventType, path, kind, message });
     if (!Object.hasOwn(committed.types, eventType)) {
-      add('new-type', '$', `new type: ${now.samples} ${now.samples === 1 ? 'sample' : 'samples'}, and no shape for it in the file`);
+      add('new_type', '$', `new type: ${now.samples} ${now.samples === 1 ? 'sample' : 'samples'}, and no shape for it in the file`);
     } else {
       compare(committed.types[eventType]!.shape, now.shape, '$', add);
     }
@@ -55,25 +55,25 @@ const list = (values: readonly string[]) => values.map((v) => JSON.stringify(v))
 function compare(was: Shape, now: Shape, path: string, add: Add): void {
   const had = new Set(was.types);
   const has = (type: Shape['types'][number]) => had.has(type) && now.types.includes(type);
-  if (now.types.includes('null') && !had.has('null')) add('changed-type', path, `changed type: now nullable (was ${describeShape(was)})`);
-  if (now.types.includes('number') && had.has('integer')) add('changed-type', path, 'changed type: integer → number (a value with a fraction)');
+  if (now.types.includes('null') && !had.has('null')) add('changed_type', path, `changed type: now nullable (was ${describeShape(was)})`);
+  if (now.types.includes('number') && had.has('integer')) add('changed_type', path, 'changed type: integer → number (a value with a fraction)');
   const added = now.types.filter((type) => type !== 'null' && !had.has(type) && !(type === 'integer' && had.has('number')) && !(type === 'number' && had.has('integer')));
-  if (added.length > 0) add('changed-type', path, `changed type: now also ${added.join(' | ')} (was ${describeShape(was)})`);
+  if (added.length > 0) add('changed_type', path, `changed type: now also ${added.join(' | ')} (was ${describeShape(was)})`);
 
   if (has('string')) {
-    if (was.format !== undefined && now.format !== was.format) add('changed-type', path, `changed type: not always a ${was.format} now`);
+    if (was.format !== undefined && now.format !== was.format) add('changed_type', path, `changed type: not always a ${was.format} now`);
     if (was.values !== undefined) {
       const known = new Set(was.values);
       if (now.values === undefined) {
-        add('new-value', path, `new values: more than ${TRACKED_VALUES} distinct or longer than ${MAX_VALUE_LENGTH} characters (seen: ${list(was.values)})`);
+        add('new_value', path, `new values: more than ${TRACKED_VALUES} distinct or longer than ${MAX_VALUE_LENGTH} characters (seen: ${list(was.values)})`);
       } else {
-        for (const value of now.values) if (!known.has(value)) add('new-value', path, `new value ${JSON.stringify(value)} (seen: ${list(was.values)})`);
+        for (const value of now.values) if (!known.has(value)) add('new_value', path, `new value ${JSON.stringify(value)} (seen: ${list(was.values)})`);
       }
     }
   }
   if (has('object')) compareObjects(was, now, path, add);
   if (has('array') && now.items !== undefined) {
-    if (was.items === undefined) add('changed-type', itemsPath(path), `changed type: arrays have items now (were always empty): ${describeShape(now.items)}`);
+    if (was.items === undefined) add('changed_type', itemsPath(path), `changed type: arrays have items now (were always empty): ${describeShape(now.items)}`);
     else compare(was.items, now.items, itemsPath(path), add);
   }
 }
@@ -87,7 +87,7 @@ function compareObjects(was: Shape, now: Shape, path: string, add: Add): void {
   // Not looked into when committed (deeper than MAX_DEPTH): nothing to compare.
   if (was.properties === undefined) return;
   if (now.map !== undefined) {
-    add('changed-type', path, `changed type: now a map (more than ${MAX_PROPERTIES} distinct keys)`);
+    add('changed_type', path, `changed type: now a map (more than ${MAX_PROPERTIES} distinct keys)`);
     return;
   }
   if (now.properties === undefined) return;
@@ -99,11 +99,11 @@ function compareObjects(was: Shape, now: Shape, path: string, add: Add): void {
     const at = fieldPath(path, key);
     const known = Object.hasOwn(before, key);
     const seen = Object.hasOwn(after, key);
-    if (!known) add('new-field', at, `new field: ${describeShape(after[key]!)}`);
+    if (!known) add('new_field', at, `new field: ${describeShape(after[key]!)}`);
     else if (!seen) {
-      if (required.has(key)) add('field-gone', at, 'field gone: was required, missing from every sample');
+      if (required.has(key)) add('field_gone', at, 'field gone: was required, missing from every sample');
     } else {
-      if (required.has(key) && !stillRequired.has(key)) add('field-gone', at, 'field gone: was required, missing from some samples');
+      if (required.has(key) && !stillRequired.has(key)) add('field_gone', at, 'field gone: was required, missing from some samples');
       compare(before[key]!, after[key]!, at, add);
     }
   }

@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from '../events/event-types.js';
+import { findEventFields } from './payload-fields.js';
 import { PAYLOAD_SHAPES_FORMAT, type PayloadShapes, type TypeShape } from './shape.js';
 import { shapeToTypeSource } from './type-source.js';
 import { shapeToZodSource } from './zod-source.js';
@@ -26,9 +27,11 @@ export const payloadSchemaName = (type: string): string => {
  * The generated module (`handlers/_payloads.ts`): for each of the 11 event types a closed
  * TypeScript type and a loose zod schema checked against it (`satisfies`), the permissive ones
  * (`Record<string, unknown>`, `z.looseObject({})`) for a type without samples; `payloadSchemas`
- * (one per type, for the router); a `declare module 'podhook'` block adding the types to
- * `PayloadTypes` (so `EventPayload<T>` can find them); and `PAYLOAD_SHAPES`, the shapes as JSON,
- * which `podhook schemas --check` reads back from the text. A header says how many samples of
+ * (one per type: what parses payloads at dispatch); a `declare module 'podhook'` block adding the
+ * learned types to `PayloadTypes` (so `EventPayload<T>` finds them; a type without samples is left
+ * out and stays as without the file); `payloadFields`, where each type's pod id and event time are
+ * (`findEventFields`); and `PAYLOAD_SHAPES`, the shapes as JSON, which the drift check at the door
+ * uses and `podhook schemas --check` reads back from the text. A header says how many samples of
  * each type and from when to when. The same shapes give the same text, byte for byte.
  */
 export function generatePayloadModule(shapes: PayloadShapes): string {
@@ -56,6 +59,24 @@ export type ${typeName} = ${typeSource};
 export const ${payloadSchemaName(type)} = ${schemaSource} satisfies z.ZodType<${typeName}>;
 `;
   });
+  const augmented = EVENT_TYPES.filter((type) => learned(type) !== undefined);
+  const augmentation =
+    augmented.length === 0
+      ? `// No type has a learned shape yet, so \`PayloadTypes\` is left empty: every payload is any JSON object.
+`
+      : `// Gives \`event.payload\` in handlers the learned types (\`EventPayload<T>\` looks them up); a type
+// without samples is left out, and stays any JSON object.
+declare module 'podhook' {
+  interface PayloadTypes {
+${augmented.map((type) => `    '${type}': ${payloadTypeName(type)};\n`).join('')}  }
+}
+`;
+  const fields = EVENT_TYPES.map((type) => {
+    const t = learned(type);
+    const found = t === undefined ? {} : findEventFields(t.shape);
+    const entries = Object.entries(found).map(([name, path]) => `${name}: [${(path as string[]).map((k) => JSON.stringify(k)).join(', ')}]`);
+    return `  '${type}': ${entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`},\n`;
+  });
   const embedded: PayloadShapes = {
     format: PAYLOAD_SHAPES_FORMAT,
     types: Object.fromEntries(EVENT_TYPES.flatMap((type) => (learned(type) === undefined ? [] : [[type, learned(type)!]]))),
@@ -66,20 +87,24 @@ export const ${payloadSchemaName(type)} = ${schemaSource} satisfies z.ZodType<${
 // ${'type'.padEnd(typeWidth)}  ${'samples'.padStart(sampleWidth)}  first received            last received
 ${table.join('\n')}
 import { z } from 'zod';
-import type { PayloadSchemas, PayloadShapes } from 'podhook';
+import type { PayloadFields, PayloadSchemas, PayloadShapes } from 'podhook';
 
 ${declarations.join('\n')}
 /** The schema of each event type: what parses its payloads at run time (unknown keys pass). */
 export const payloadSchemas = {
 ${EVENT_TYPES.map((type) => `  '${type}': ${payloadSchemaName(type)},\n`).join('')}} satisfies PayloadSchemas;
 
-// Gives \`event.payload\` in handlers these types (\`EventPayload<T>\` looks them up).
-declare module 'podhook' {
-  interface PayloadTypes {
-${EVENT_TYPES.map((type) => `    '${type}': ${payloadTypeName(type)};\n`).join('')}  }
-}
+${augmentation}
+/**
+ * Where each type's pod id and event time are in every sample (\`{}\`: nowhere podhook looks):
+ * podId at pod.id, pod_id, data.pod.id or data.pod_id (a uuid); occurredAt at occurred_at,
+ * occurredAt, event_time, eventTime, timestamp, time, emitted_at or sent_at, at the top level or
+ * under data (a date-time). Paths are the keys from the root.
+ */
+export const payloadFields = {
+${fields.join('')}} as const satisfies PayloadFields;
 
-/** The inferred shapes as data: what \`podhook schemas --check\` compares new samples with. */
+/** The inferred shapes as data: what the drift check at the door and \`podhook schemas --check\` compare payloads with. */
 export const PAYLOAD_SHAPES = ${json(embedded, '')} as const satisfies PayloadShapes;
 `;
 }

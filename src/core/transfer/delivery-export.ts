@@ -3,6 +3,7 @@ import { base64ToBytes, bytesToBase64 } from './base64.js';
 import { DELIVERY_STATUSES, type Delivery } from '../delivery.js';
 import { PodhookError } from '../errors.js';
 import { keptHeaders } from '../ingest/kept-headers.js';
+import { MAX_DRIFT_DIFFERENCES, type DriftDifference } from '../shapes/payload-drift.js';
 
 /**
  * The export format: JSON Lines, one self-describing object per delivery, each carrying this
@@ -32,6 +33,11 @@ const ExportRecordSchema = z.object({
   headers: z.record(z.string(), z.string()).default({}),
   conflict_with: z.guid().transform((id) => id.toLowerCase()).nullable().optional(),
   trace_parent: z.string().max(256).nullable().optional(),
+  drift: z
+    .array(z.object({ path: z.string().max(500), kind: z.enum(['new_type', 'new_field', 'field_gone', 'changed_type', 'new_value']), message: z.string().max(500) }))
+    .max(MAX_DRIFT_DIFFERENCES)
+    .nullable()
+    .optional(),
   body_base64: z.string().transform((text, ctx) => {
     try {
       return base64ToBytes(text);
@@ -63,6 +69,8 @@ export interface ExportRecord {
   conflict_with?: string;
   /** Its receipt's trace context (W3C `traceparent`), when it was received with tracing on: an importer's attempts link to it. */
   trace_parent?: string;
+  /** How its payload differed from its type's learned shape when it arrived (absent when it fit, or was not checked). */
+  drift?: DriftDifference[];
   /** The raw body, byte-exact: base64 keeps bytes that are not UTF-8. */
   body_base64: string;
 }
@@ -93,6 +101,8 @@ export interface DeliveryRow
   conflict_with: string | null;
   /** The delivery one of its ordered handlers waits on (an earlier one of its key, or the one running); null otherwise. */
   waiting_on: string | null;
+  /** How its payload differed from its type's learned shape when it arrived (path, kind, message); null when it fit or was not checked. */
+  drift: DriftDifference[] | null;
 }
 
 /** A line of an export file that cannot be read. */
@@ -121,6 +131,7 @@ export function deliveryJson(d: Delivery, waitingOn: string | null = null): Deli
     body_bytes: d.body.byteLength,
     conflict_with: d.conflictWith ?? null,
     waiting_on: waitingOn,
+    drift: d.drift ?? null,
   };
 }
 
@@ -143,6 +154,7 @@ export function toExportRecord(d: Delivery): ExportRecord {
     headers: keptHeaders(d.headers),
     ...(d.conflictWith ? { conflict_with: d.conflictWith } : {}),
     ...(d.traceParent ? { trace_parent: d.traceParent } : {}),
+    ...(d.drift ? { drift: d.drift } : {}),
     body_base64: bytesToBase64(d.body),
   };
 }
@@ -187,5 +199,6 @@ export function parseExportLine(line: string): Delivery {
     processedAt: r.processed_at,
     ...(r.conflict_with ? { conflictWith: r.conflict_with } : {}),
     ...(r.trace_parent ? { traceParent: r.trace_parent } : {}),
+    ...(r.drift ? { drift: r.drift } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, par
 import { openOrderGate, orderFinishes } from '../order/order-gate.js';
 import type { Ordering } from '../order/ordering.js';
 import { runGateSteps } from '../order/run-gate-steps.js';
+import { typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 
 export interface ReplayerOptions {
   store: DeliveryStore;
@@ -24,6 +25,8 @@ export interface ReplayerOptions {
   ordering?: Ordering;
   /** A span per replayed delivery, linked to its receipt, and per handler run (`createTracing`); null: none. */
   tracing?: PodhookTracing | null;
+  /** The schemas `podhook schemas` generated, applied as the dispatcher applies them. */
+  payloadSchemas?: PayloadSchemaMap;
 }
 
 /**
@@ -70,6 +73,7 @@ export function createReplayer({
   owner = `replay-${crypto.randomUUID()}`,
   ordering,
   tracing = null,
+  payloadSchemas,
 }: ReplayerOptions): Replayer {
   const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, tracing });
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
@@ -99,13 +103,14 @@ export function createReplayer({
     const ranBefore = (name: string) =>
       ledger.find((r) => r.handler === name)?.attempts ?? (ledger.length === 0 && leased.status === 'processed' ? leased.attempts : 0);
     const attemptOf = (h: HandlerDefinition) => ranBefore(h.name) + 1;
+    const payloadFor = typedPayloads(payloadSchemas, leased.eventType, body.payload);
     // Ordered handlers run in their key's turn only (no hold: a replayed delivery is not a burst).
     const steps = ordering?.active && handlers.some((h) => ordering.spec(h.name))
       ? await openOrderGate(store, { ...ordering, holdMs: 0 }, leased, body.payload, handlers, clock())
       : undefined;
     const runs = steps
-      ? await runGateSteps(steps, leased, body.payload, attemptOf, { runner, logger })
-      : await Promise.all(handlers.map((h) => runner.run(h, leased, body.payload, attemptOf(h))));
+      ? await runGateSteps(steps, leased, payloadFor, attemptOf, { runner, logger })
+      : await Promise.all(handlers.map((h) => runner.run(h, leased, payloadFor(h), attemptOf(h))));
     const waits = steps?.flatMap((s) => (s.kind === 'wait' ? [s] : [])) ?? [];
     const ran = new Set(handlers.map((h) => h.name));
     const failedElsewhere = ledger.some(

@@ -26,6 +26,8 @@ const FilterSchema = {
   status: optional(z.enum(DELIVERY_STATUSES)),
   type: optional(z.string().max(200)),
   since: optional(sinceTime),
+  /** true: only deliveries whose payload drifted from its learned shape; false: only the others. */
+  drift: optional(z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true')),
   cursor: optional(z.string().regex(CURSOR, 'is not a cursor this server gave')),
 };
 
@@ -42,9 +44,9 @@ function parse<T extends z.ZodType>(schema: T, query: Record<string, string>): z
   throw new InvalidRequestError(`${name} ${issue.message}`, 'invalid_admin_query', { parameter: name });
 }
 
-const toScan = (q: { status?: Delivery['status']; type?: string; since?: number; cursor?: string }): Omit<ScanDeliveriesOptions, 'limit'> => {
+const toScan = (q: { status?: Delivery['status']; type?: string; since?: number; drift?: boolean; cursor?: string }): Omit<ScanDeliveriesOptions, 'limit'> => {
   const m = q.cursor ? CURSOR.exec(q.cursor) : null;
-  return { status: q.status, eventType: q.type, since: q.since, after: m ? { receivedAt: Number(m[1]), eventId: m[2]! } : undefined };
+  return { status: q.status, eventType: q.type, since: q.since, drift: q.drift, after: m ? { receivedAt: Number(m[1]), eventId: m[2]! } : undefined };
 };
 
 export function parseListQuery(query: Record<string, string>) {

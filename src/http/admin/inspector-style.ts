@@ -35,6 +35,8 @@ ul.deliveries time { color: var(--muted); font-size: .85rem; }
 .type { font-weight: 600; min-width: 0; }
 .badge { display: inline-block; font-size: .75rem; font-weight: 600; padding: .1rem .45rem; border-radius: 99px; color: #fff; background: var(--idle); }
 .s-processed, .s-succeeded { background: var(--ok); } .s-failed, .s-timeout { background: var(--warn); } .s-invalid_payload { background: var(--bad); } .s-skipped { background: var(--idle); } .s-dead { background: var(--bad); } .s-queued { background: var(--info); } .s-quarantined { background: var(--odd); }
+.badge.drift { background: none; color: var(--warn); border: 1px solid var(--warn); vertical-align: 1px; }
+section.drift { margin-bottom: 1.2rem; }
 .err { color: var(--bad); font-size: .85rem; overflow-wrap: anywhere; }
 .muted, .small { color: var(--muted); font-size: .85rem; font-weight: normal; }
 .empty { color: var(--muted); }

@@ -20,7 +20,7 @@ import { ladderReading } from './ladder-reading.js';
 /** The most dead letters one confirm step redelivers (and counts). */
 const MAX_BULK = 10_000;
 
-type Filters = { status?: string; type?: string; since?: string };
+type Filters = { status?: string; type?: string; since?: string; drift?: string };
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? '' : new Date(ms).toISOString().replace('.000Z', 'Z'));
 const query = (params: Record<string, string | undefined>) => {
   const q = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => !!e[1])).toString();
@@ -60,6 +60,13 @@ function CsrfField({ c }: { c: Context<AdminEnv> }) {
 
 function StatusBadge({ status }: { status: string }) {
   return <span class={`badge s-${status}`}>{status}</span>;
+}
+
+/** Shown on a delivery whose payload did not fit its type's learned shape when it arrived. */
+function DriftBadge({ drift }: { drift: Delivery['drift'] }) {
+  if (!drift) return null;
+  const title = `payload drift: ${drift.map((d) => `${d.path} ${d.kind}`).join(', ')}`;
+  return <span class="badge drift" title={title}>drift</span>;
 }
 
 function Banner({ stats }: { stats: StatsAnswer }) {
@@ -117,6 +124,13 @@ function FilterForm({ f, eventId }: { f: Filters; eventId?: string }) {
       </label>
       <label>type <input name="type" value={f.type ?? ''} placeholder="pod.created" /></label>
       <label>since <input name="since" value={f.since ?? ''} placeholder="2026-05-01T12:00Z" /></label>
+      <label>drift
+        <select name="drift">
+          <option value="">any</option>
+          <option value="true" selected={f.drift === 'true'}>drifted</option>
+          <option value="false" selected={f.drift === 'false'}>fitting</option>
+        </select>
+      </label>
       <label>event id <input name="event_id" value={eventId ?? ''} placeholder="uuid" /></label>
       <button type="submit">Filter</button>
     </form>
@@ -133,7 +147,7 @@ function DeliveryList({ rows }: { rows: Delivery[] }) {
           <li>
             <a href={`/_podhook/deliveries/${d.eventId}`} data-event-id={d.eventId}>
               <StatusBadge status={d.status} />
-              <span class="type">{d.eventType}</span>
+              <span class="type">{d.eventType} <DriftBadge drift={d.drift} /></span>
               <time>{iso(d.receivedAt)}</time>
               <code class="id">{d.eventId}</code>
               {j.last_error ? <span class="err">{j.last_error}</span> : null}
@@ -230,7 +244,7 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
     const q = c.req.query();
     const eventId = q.event_id?.trim().toLowerCase();
     if (eventId) return c.redirect(`/_podhook/deliveries/${encodeURIComponent(eventId)}`, 303);
-    const f: Filters = { status: q.status || undefined, type: q.type || undefined, since: q.since || undefined };
+    const f: Filters = { status: q.status || undefined, type: q.type || undefined, since: q.since || undefined, drift: q.drift || undefined };
     let options: ReturnType<typeof parseListQuery>;
     let problem: string | null = null;
     try {
@@ -276,7 +290,7 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
       <Layout c={c} title={d.eventType}>
         <p><a href="/_podhook/">← Deliveries</a></p>
         {note !== undefined ? <p class="notice" role="status">{note === '1' ? 'Handed back to the dispatcher.' : 'Not redelivered: a dispatcher holds it, or no handler takes its type.'}</p> : null}
-        <h1><StatusBadge status={d.status} /> {d.eventType}</h1>
+        <h1><StatusBadge status={d.status} /> {d.eventType} <DriftBadge drift={d.drift} /></h1>
         <dl class="facts">
           <dt>event id</dt><dd><code>{d.eventId}</code></dd>
           <dt>received</dt><dd>{iso(d.receivedAt)}{d.lastReceivedAt !== d.receivedAt ? ` (last ${iso(d.lastReceivedAt)})` : ''}</dd>
@@ -295,6 +309,21 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
             </>
           ))}
         </dl>
+        {d.drift ? (
+          <section class="drift">
+            <h2>Payload drift</h2>
+            <p class="muted">
+              When it arrived, its payload did not fit the {d.eventType} shape <code>podhook schemas</code> learned. It was stored and dispatched as usual.
+              Learn the change: <code>podhook schemas</code>, review and commit, deploy; if its schema refused it, <code>podhook replay --status dead --type {d.eventType}</code>.
+            </p>
+            <div class="scroll">
+              <table class="drift">
+                <thead><tr><th>path</th><th>kind</th><th>what changed</th></tr></thead>
+                <tbody>{d.drift.map((x) => <tr><td><code>{x.path}</code></td><td>{x.kind}</td><td>{x.message}</td></tr>)}</tbody>
+              </table>
+            </div>
+          </section>
+        ) : null}
         <form method="post" action={`/_podhook/deliveries/${d.eventId}/redeliver`} class="inline">
           <CsrfField c={c} />
           <button type="submit" class="primary">Redeliver</button>

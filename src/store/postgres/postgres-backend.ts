@@ -52,6 +52,7 @@ function fromRaw(r: Record<string, unknown>): DeliveryRow {
     conflictWith: r.conflict_with as string | null,
     ranBy: r.ran_by as string | null,
     traceParent: r.trace_parent as string | null,
+    drift: r.drift as string | null,
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, formatDuration, handlerFailingAlert } from '../../../src/core/alerts/alert-message.js';
+import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, formatDuration, handlerFailingAlert, schemaDriftAlert } from '../../../src/core/alerts/alert-message.js';
 import { scrubError } from '../../../src/core/alerts/scrub-error.js';
 
 const MIN = 60_000;
@@ -80,6 +80,15 @@ describe('alert messages', () => {
     const c = conflictAlert({ events });
     expect(c.payload.text).toMatch(/^podhook: 5 deliveries were quarantined as conflicts: id0 \(pod.created\), id1 \(pod.created\), id2 \(pod.created\) and 2 more\./);
     expect(c.payload.podhook).toEqual({ kind: 'conflict', count: 5, events: events.map((e) => ({ event_id: e.eventId, event_type: e.eventType })) });
+  });
+
+  it('schema drift: type, path, kind and event id, keyed by type and path; the way back in the text', () => {
+    const a = schemaDriftAlert({ eventId: 'e1', eventType: 'pod.created', path: '$["<b>"]', change: 'new_field' });
+    expect(a.kind).toBe('schema_drift');
+    expect(a.key).toBe('pod.created $["<b>"]');
+    expect(a.payload.podhook).toEqual({ kind: 'schema_drift', event_type: 'pod.created', path: '$["<b>"]', change: 'new_field', event_id: 'e1' });
+    expect(a.payload.text).toMatch(/^podhook: pod\.created payloads changed at \$\["&lt;b&gt;"\] \(new field\), first seen in delivery e1\./);
+    expect(a.payload.text).toContain('`podhook replay --status dead --type pod.created`');
   });
 
   it('formats durations for people', () => {

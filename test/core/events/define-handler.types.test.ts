@@ -1,13 +1,15 @@
 // Type tests: checked by `tsc --noEmit` (part of `npm test`); the `it` blocks keep vitest honest.
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { defineHandler, EVENT_SCHEMAS, type MatchingTypes, type PodEvent } from '../../../src/index.js';
+import { defineHandler, EVENT_SCHEMAS, type EventPayload, type LearnedPayload, type MatchingTypes, type PodEvent } from '../../../src/index.js';
 
 describe('defineHandler types', () => {
   it('narrows the event to the pattern', () => {
     const h = defineHandler('pod.backup.failed', async (event) => {
       expectTypeOf(event.type).toEqualTypeOf<'pod.backup.failed'>();
-      expectTypeOf(event.payload).toEqualTypeOf<Record<string, unknown>>();
+      // The type handlers/_payloads.ts learned for it (any JSON object while it has no sample of it).
+      expectTypeOf(event.payload).toEqualTypeOf<EventPayload<'pod.backup.failed'>>();
+      expectTypeOf(event.payload).toEqualTypeOf<LearnedPayload<'pod.backup.failed'>>();
       expectTypeOf(event.rawBody).toEqualTypeOf<Uint8Array>();
       expectTypeOf(event.attempt).toBeNumber();
     });

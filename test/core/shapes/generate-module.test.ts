@@ -76,15 +76,27 @@ describe('generatePayloadModule', () => {
     expect(text).not.toMatch(/\[key: string\]/);
   });
 
-  it('exports payloadSchemas for all 11 types and adds every type to PayloadTypes', () => {
+  it('exports payloadSchemas for all 11 types and adds the learned ones to PayloadTypes', () => {
     for (const type of EVENT_TYPES) {
       expect(text).toContain(`  '${type}': ${payloadSchemaName(type)},\n`);
-      expect(text).toContain(`    '${type}': ${payloadTypeName(type)};\n`);
+      if (type === 'pod.renewed' || type === 'pod.expiring') expect(text).not.toContain(`    '${type}': ${payloadTypeName(type)};\n`);
+      else expect(text).toContain(`    '${type}': ${payloadTypeName(type)};\n`);
     }
+    expect(generatePayloadModule(inferShapes([]))).not.toContain("declare module 'podhook'");
     expect(text).toContain('} satisfies PayloadSchemas;\n');
     expect(text).toContain("declare module 'podhook' {\n  interface PayloadTypes {\n");
     expect(payloadTypeName('pod.destroy_failed')).toBe('PodDestroyFailedPayload');
     expect(payloadSchemaName('pod.action.queued')).toBe('podActionQueuedSchema');
+  });
+
+  it('exports payloadFields: where each type has its pod id and event time in every sample', () => {
+    const withTimes = defaults.map((d) => (d.eventType === 'pod.active' ? { ...d, payload: { ...(d.payload as object), occurred_at: '2026-05-01T12:00:00Z' } } : d));
+    const module = generatePayloadModule(inferShapes(withTimes));
+    expect(module).toContain(`export const payloadFields = {
+  'pod.created': { podId: ["pod", "id"] },
+  'pod.active': { podId: ["pod", "id"], occurredAt: ["occurred_at"] },`);
+    expect(module).toContain("  'pod.renewed': {},\n");
+    expect(module).toContain('} as const satisfies PayloadFields;\n');
   });
 
   it('embeds the shapes as JSON that reads back as they were', () => {
@@ -102,7 +114,7 @@ describe('generatePayloadModule', () => {
     expect(() => readPayloadModule(text.replace('"samples": 3', '"samples": "3"'))).toThrow(/PAYLOAD_SHAPES\.types\.pod\.created\.samples/);
   });
 
-  it('passes tsc with the project tsconfig: handlers get the types, reading a field no sample had is an error', { timeout: 120_000 }, () => {
+  it('passes tsc with the project tsconfig: handlers get the types; reading a field no sample had, or assigning one to the wrong type, is an error', { timeout: 120_000 }, () => {
     // Beside the sources (not under src/ or test/, which the project's own typecheck includes), so 'podhook' and zod resolve as in a checkout.
     const dir = mkdtempSync(join(REPO_ROOT, '.shapes-tsc-'));
     dirs.push(dir);
@@ -111,7 +123,7 @@ describe('generatePayloadModule', () => {
     writeFileSync(
       join(dir, 'handler.ts'),
       `import { defineHandler, type LearnedPayload } from 'podhook';
-import { payloadSchemas, PAYLOAD_SHAPES, type PodCreatedPayload } from './_payloads.js';
+import { payloadFields, payloadSchemas, PAYLOAD_SHAPES, type PodCreatedPayload } from './_payloads.js';
 
 export function read(created: LearnedPayload<'pod.created'>, odd: LearnedPayload<'pod.expiring'>) {
   const id: string = created.pod.id;
@@ -132,7 +144,33 @@ export function read(created: LearnedPayload<'pod.created'>, odd: LearnedPayload
 
 export const parsed: PodCreatedPayload = payloadSchemas['pod.created'].parse({});
 export const shapes = PAYLOAD_SHAPES.types;
-export const handler = defineHandler('pod.created', async () => {});
+export const podIdAt: readonly string[] = payloadFields['pod.created'].podId;
+
+// Handlers see the learned types without a cast or an import.
+export const created = defineHandler('pod.created', async (event) => {
+  const id: string = event.payload.pod.id;
+  const status: string = event.payload.pod.status;
+  // @ts-expect-error: no sample had a region
+  event.payload.pod.region;
+  // @ts-expect-error: the name is a string, not a number
+  const size: number = event.payload.pod.name;
+  return { id, status, size };
+});
+export const family = defineHandler('pod.backup.*', async (event) => {
+  if (event.type === 'pod.backup.completed') {
+    const bytes: number = event.payload.sizeBytes;
+    // @ts-expect-error: a completed backup has no error
+    event.payload.error;
+    return bytes;
+  }
+  const error: string = event.payload.error;
+  return error;
+});
+// No sample of pod.renewed: any JSON object, as without the module.
+export const renewed = defineHandler('pod.renewed', async (event) => {
+  const anything: unknown = event.payload.whatever;
+  return anything;
+});
 `,
     );
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

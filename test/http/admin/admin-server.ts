@@ -10,7 +10,10 @@ import { dbIn } from '../../helpers/temp-dir.js';
  * `podhook serve` in-process on 127.0.0.1 with the recording fixture handlers, the admin token
  * set, and one dispatch attempt (a failing handler makes a dead letter at once).
  */
-export function startAdminServer(dir: string, { token, logger, admin }: { token: string; logger: Logger; admin?: NodeRuntimeOptions['admin'] }): Promise<RunningServer> {
+export function startAdminServer(
+  dir: string,
+  { token, logger, admin, payloads }: { token: string; logger: Logger; admin?: NodeRuntimeOptions['admin']; payloads?: NodeRuntimeOptions['payloads'] },
+): Promise<RunningServer> {
   const config = parseConfig({
     DATABASE_PATH: dbIn(dir),
     SVC_WEBHOOK_SECRET: TEST_SECRET,
@@ -19,5 +22,5 @@ export function startAdminServer(dir: string, { token, logger, admin }: { token:
     DISPATCH_MAX_ATTEMPTS: '1',
     ADMIN_TOKEN: token,
   });
-  return startServer({ config, logger, handlers, admin });
+  return startServer({ config, logger, handlers, admin, payloads });
 }

@@ -1,7 +1,7 @@
 // The inspector in a real browser: Debian's Chromium driven by playwright-core, against a real
 // Node server on 127.0.0.1. Screenshots go to test/.artifacts/ (gitignored) for people to look at.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -13,6 +13,8 @@ import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 import { runCli } from '../../helpers/spawn-podhook.js';
 import { useTempDir } from '../../helpers/temp-dir.js';
 import { startAdminServer } from './admin-server.js';
+import { generatePayloadModule, inferShapes } from '../../../src/core/shapes/index.js';
+import { fittingPayload, learnedSamples } from '../../fixtures/shapes/learned-samples.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const INSTALL_HINT = `No Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (or set CHROMIUM_PATH) to run the inspector's browser test.`;
@@ -43,7 +45,9 @@ describe('inspector in Chromium', () => {
     resetRecording();
     failHandler('recordBackups');
     const log = captureLogger();
-    server = await startAdminServer(tempDir(), { token: TOKEN, logger: log.logger });
+    // A learned shape for pod.status.changed only (the types the rest of this test sends stay any JSON object).
+    const shapes = inferShapes(learnedSamples().map((sample) => ({ ...sample, eventType: 'pod.status.changed' })));
+    server = await startAdminServer(tempDir(), { token: TOKEN, logger: log.logger, payloads: { shapes } });
     const deliver = async (eventType: string, body?: object) => {
       const d = signDelivery({ t: nowS(), eventType, body });
       expect((await fetch(`${server!.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body })).status).toBe(200);
@@ -51,11 +55,16 @@ describe('inspector in Chromium', () => {
     };
     // A delivery sent the way a developer triggers one: `podhook trigger`, signed, over HTTP.
     const created = { eventId: randomUUID() };
-    const triggered = await runCli(['trigger', 'pod.created', '--to', `${server.url}/webhooks`, '--secret', TEST_SECRET, '--id', created.eventId]);
+    // Its default payload: podhook's tests do not read the team's handlers/_payloads.ts.
+    const nothingLearned = join(tempDir(), '_payloads.ts');
+    writeFileSync(nothingLearned, generatePayloadModule(inferShapes([])));
+    const triggered = await runCli(['trigger', 'pod.created', '--to', `${server.url}/webhooks`, '--secret', TEST_SECRET, '--id', created.eventId, '--payloads', nothingLearned]);
     expect(triggered.code, triggered.stderr).toBe(0);
     const dead = await deliver('pod.backup.failed', { pod: { id: 'pod_7' }, error: 'disk full' });
+    const drifted = await deliver('pod.status.changed', { ...fittingPayload(1), pod: { ...fittingPayload(1).pod, region: 'eu-west' }, previous_status: 'provisioning' });
     const store = server.runtime.store;
     await vi.waitFor(async () => expect(await (async () => (await store.get(dead.eventId))?.status === 'dead' && (await store.get(created.eventId))?.status === 'processed')(), 'settled').toBe(true), { timeout: 5000 });
+    await vi.waitFor(async () => expect((await store.get(drifted.eventId))?.drift, 'drift recorded').toHaveLength(2), { timeout: 5000 });
 
     profile = mkdtempSync(join(tmpdir(), 'podhook-chromium-'));
     browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true, viewport: { width: 1100, height: 900 } });
@@ -77,8 +86,23 @@ describe('inspector in Chromium', () => {
     // The chart has a bar for this hour, and the banner counts the dead letter.
     expect(await page.locator('figure.chart svg rect.bar').count()).toBeGreaterThan(0);
     expect(await page.textContent('.banner.dead')).toContain('1 dead letter');
+    // The drifted delivery wears a drift badge in the list; only its row does.
+    expect(await page.locator('ul.deliveries .badge.drift').count()).toBe(1);
+    expect(await page.locator(`a[data-event-id="${drifted.eventId}"] .badge.drift`).textContent()).toBe('drift');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-list.png'), fullPage: true });
+
+    // The drift filter finds it; its page says where the payload changed and the way back.
+    await page.selectOption('select[name=drift]', 'true');
+    await page.click('form.filters button[type=submit]');
+    expect(await page.$$eval('ul.deliveries a', (as) => as.map((a) => a.getAttribute('data-event-id')))).toEqual([drifted.eventId]);
+    await page.click(`a[data-event-id="${drifted.eventId}"]`);
+    expect(await page.textContent('h1 .badge.drift')).toBe('drift');
+    const driftRows = await page.$$eval('table.drift tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim()).join(' | ')));
+    expect(driftRows).toEqual(['$.pod.region | new_field | new field: string', '$.previous_status | new_field | new field: string']);
+    expect(await page.textContent('section.drift')).toContain('podhook replay --status dead --type pod.status.changed');
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-drift.png'), fullPage: true });
+    await page.goto(`${server.url}/_podhook/`);
 
     // The delivery the sender sent: its page shows the ledger, headers and pretty body.
     await page.click(`a[data-event-id="${created.eventId}"]`);
