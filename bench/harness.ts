@@ -26,6 +26,8 @@ export interface TargetSpec {
   postgres?: boolean;
   /** With `postgres`: the cores the database server may use while this target is measured (pinTree). */
   storeCores?: string;
+  /** Spread its deliveries over this many pods (the load client's `pods`): an ordered handler's keys. */
+  pods?: number;
   /** Exports OpenTelemetry traces to the bench's OTLP sink (bench/targets/otlp-sink.ts), at a path of its own (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). */
   otlpSink?: boolean;
 }
@@ -203,7 +205,7 @@ export function pinTree(root: number, cores: string): void {
 }
 
 /** Load options aimed at every replica of a target (connections spread over them). */
-export const aimAt = (r: Running) => ({ url: r.url, urls: r.replicas.map((x) => x.url), secret: SECRET });
+export const aimAt = (r: Running) => ({ url: r.url, urls: r.replicas.map((x) => x.url), secret: SECRET, pods: r.spec.pods });
 
 /**
  * A full-load burst against a running target, with the servers' CPU (and the database server's,

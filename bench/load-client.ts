@@ -50,6 +50,8 @@ export interface LoadOptions {
    * Default: what the rate needs, or 20 per ms of a closed-loop run (at most 40,000).
    */
   poolSize?: number;
+  /** Spread the deliveries over this many pods (`data.pod.id` cycles through as many ids); default one pod per template. */
+  pods?: number;
 }
 
 export interface LoadResult {
@@ -85,13 +87,13 @@ export interface LoadResult {
 }
 
 /** A plausible pod event padded to `size` bytes of JSON. */
-export function eventBody(size: number, eventId: string): Buffer {
+export function eventBody(size: number, eventId: string, podId: string = randomUUID()): Buffer {
   const base = {
     id: eventId,
     type: 'pod.status.changed',
     created_at: new Date().toISOString(),
     data: {
-      pod: { id: randomUUID(), name: 'agent-pod', slug: 'agent-pod', status: 'provisioning', tier: 'starter', model: 'managed' },
+      pod: { id: podId, name: 'agent-pod', slug: 'agent-pod', status: 'provisioning', tier: 'starter', model: 'managed' },
       previous_status: 'provisioning',
       pad: '',
     },
@@ -175,13 +177,14 @@ const NAP_MS = 0.2;
 const ID_MARK = '00000000-0000-4000-8000-000000000000';
 const T_MARK = '0000000000';
 const SIG_MARK = '0'.repeat(64);
+const POD_MARK = 'pppppppp-pppp-pppp-pppp-pppppppppppp';
 
 /**
  * One request as bytes, with the places of its event id (header and body), `t` and `v1`, so a
  * new delivery is a few writes into the same buffer.
  */
 function requestTemplate(target: URL, bodyBytes: number, eventType: string) {
-  const body = eventBody(bodyBytes, ID_MARK);
+  const body = eventBody(bodyBytes, ID_MARK, POD_MARK);
   const head =
     `POST ${target.pathname}${target.search} HTTP/1.1\r\n` +
     `host: ${target.host}\r\n` +
@@ -198,6 +201,8 @@ function requestTemplate(target: URL, bodyBytes: number, eventType: string) {
     bodyStart,
     headerId: head.indexOf(`x-svc-event-id: ${ID_MARK}`) + 'x-svc-event-id: '.length,
     bodyId: bodyStart + body.indexOf(ID_MARK),
+    podId: bodyStart + body.indexOf(POD_MARK),
+    podIdDefault: randomUUID(),
     t: head.indexOf(`t=${T_MARK}`) + 2,
     sig: head.indexOf(`v1=${SIG_MARK}`) + 3,
   };
@@ -243,6 +248,9 @@ function percentile(sorted: Float64Array, p: number): number {
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const { secret, durationMs, rate, bodyBytes = 1024, maxRequests = 2_000_000, eventType = 'pod.status.changed', serverPids = [], storePid } = options;
+  // One pod id per template by default (as before); with `pods`, each delivery takes the next of that many.
+  const podIds = Array.from({ length: options.pods ?? 0 }, () => randomUUID());
+  let nextPod = 0;
   const poolSize = options.poolSize ?? (rate ? Math.ceil((rate * durationMs) / 1000) + 1 : Math.min(40_000, Math.max(1000, durationMs * 20)));
   const targets = (options.urls ?? [options.url]).map((u) => new URL(u));
   for (const target of targets) {
@@ -273,6 +281,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const id = randomUUID();
     bytes.write(id, template.headerId, 'latin1');
     bytes.write(id, template.bodyId, 'latin1');
+    bytes.write(podIds.length > 0 ? podIds[nextPod++ % podIds.length]! : template.podIdDefault, template.podId, 'latin1');
     bytes.write(String(t), template.t, 'latin1');
     const v1 = createHmac('sha256', secret).update(tPrefix).update(bytes.subarray(template.bodyStart)).digest('hex');
     bytes.write(v1, template.sig, 'latin1');

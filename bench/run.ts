@@ -49,6 +49,7 @@ import {
 import { treeCpuMs, type LoadResult } from './load-client.js';
 import { countersDelta, startBenchPostgres, type BenchPostgres, type StoreCounters } from './postgres.js';
 import { SHAPES_REGISTRY, writeShapesRegistry } from './shapes-registry.js';
+import { ORDERED_PODS, ORDERED_REGISTRY, UNORDERED_REGISTRY, writeOrderedRegistries } from './ordered-registry.js';
 import { runTableSeries } from './table-series.js';
 
 const quick = process.argv.includes('--quick');
@@ -68,6 +69,9 @@ const ALL_TARGETS: TargetSpec[] = [
   // The same with a module `podhook schemas` learned from the bench's own payloads (bench/shapes-registry.ts):
   // the drift check at the door and the generated schema at dispatch, on every delivery.
   { name: 'podhook-shapes', args: [...podhookArgs(), '--handlers', SHAPES_REGISTRY] },
+  // One more handler, ordered per pod (or not), the load spread over 1,000 pods (bench/ordered-registry.ts).
+  { name: 'podhook-ordered', args: [...podhookArgs(), '--handlers', ORDERED_REGISTRY], pods: ORDERED_PODS },
+  { name: 'podhook-unordered', args: [...podhookArgs(), '--handlers', UNORDERED_REGISTRY], pods: ORDERED_PODS },
   // The same with V8's garbage collection on the main thread only (README, Performance: one core).
   { name: 'podhook-single-threaded-gc', args: podhookArgs('--single-threaded-gc') },
   // podhook on PostgreSQL (DATABASE_URL), the database server's CPU counted in the cost per
@@ -104,6 +108,7 @@ async function main() {
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) throw new Error('npm run build failed');
   if ((only ?? DEFAULT_TARGETS).includes('podhook-shapes')) writeShapesRegistry();
+  if ((only ?? DEFAULT_TARGETS).some((t) => t.startsWith('podhook-ordered') || t === 'podhook-unordered')) writeOrderedRegistries();
   if (series.includes('main')) await mainSeries();
   if (series.includes('table')) {
     const table = await runTableSeries({
@@ -245,6 +250,9 @@ async function mainSeries() {
         podhook_cpu_per_request_vs_base: ratioOf('server_cpu_us_per_request')(fig('podhook'), fig('podhook-base')),
         // A learned payload module against none: req/s, and CPU per delivery (target: at most 1.05).
         shapes_vs_podhook: ratio(fig('podhook-shapes'), fig('podhook')),
+        // An ordered handler over 1,000 pods against the same handler unordered.
+        ordered_vs_unordered: ratio(fig('podhook-ordered'), fig('podhook-unordered')),
+        ordered_cpu_per_delivery_vs_unordered: ratioOf('server_cpu_us_per_request')(fig('podhook-ordered'), fig('podhook-unordered')),
         shapes_cpu_per_delivery_vs_podhook: ratioOf('server_cpu_us_per_request')(fig('podhook-shapes'), fig('podhook')),
         // PostgreSQL against the SQLite node (targets: >= 0.85, >= 1.5 on separate machines; RSS within 10%).
         postgres_1_replica_vs_sqlite: ratio(fig('podhook-postgres'), fig('podhook')),
