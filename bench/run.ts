@@ -72,6 +72,9 @@ const ALL_TARGETS: TargetSpec[] = [
   // One more handler, ordered per pod (or not), the load spread over 1,000 pods (bench/ordered-registry.ts).
   { name: 'podhook-ordered', args: [...podhookArgs(), '--handlers', ORDERED_REGISTRY], pods: ORDERED_PODS },
   { name: 'podhook-unordered', args: [...podhookArgs(), '--handlers', UNORDERED_REGISTRY], pods: ORDERED_PODS },
+  // Diagnostic: ordered without the hold, so each delivery is dispatched once (with the hold, twice:
+  // its unordered handlers at once, the ordered one when the hold ends): the order machinery alone.
+  { name: 'podhook-ordered-no-hold', args: [...podhookArgs(), '--handlers', ORDERED_REGISTRY], pods: ORDERED_PODS, env: { ORDER_HOLD_MS: '0' } },
   // The same with V8's garbage collection on the main thread only (README, Performance: one core).
   { name: 'podhook-single-threaded-gc', args: podhookArgs('--single-threaded-gc') },
   // podhook on PostgreSQL (DATABASE_URL), the database server's CPU counted in the cost per

@@ -1,18 +1,20 @@
 import { and, asc, count, eq, inArray, min, sql } from 'drizzle-orm';
 import type { DeliveryStore, OrderStartResult, OrderWait } from '../core/delivery-store.js';
-import { orderStartStatements } from './order-statements.js';
+import { orderStatements } from './order-statements.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
 /** Per-key order for ordered handlers, the same statements on every backend. */
 export function orderMethods(backend: StoreBackend): Pick<DeliveryStore, 'startOrdered' | 'orderWaits' | 'orderStats'> {
   const { db, tables, atomic } = backend;
   const { orderedRuns, orderKeys } = tables;
+  const order = orderStatements(tables, backend.prepare);
   return {
     async startOrdered({ eventId, receivedAt, now, starts }) {
       if (starts.length === 0) return [];
       // Keys in one order, so two attempts that need the same keys lock them alike (PostgreSQL).
       const sorted = [...starts].sort((a, b) => (a.handler < b.handler ? -1 : a.handler > b.handler ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      const results = await atomic((tx) => sorted.flatMap((e) => orderStartStatements(tx, tables, { eventId, receivedAt, now }, e)));
+      // Not durable: a start lost in a crash lost its attempt too (its lease dies, and the lock with it).
+      const results = await atomic((tx) => sorted.flatMap((e) => order.start(tx, { eventId, receivedAt, now }, e)), { durable: false });
       return sorted.map((e, i): OrderStartResult => {
         const [, , started, key, earlier] = results.slice(i * 5, i * 5 + 5) as [
           unknown,

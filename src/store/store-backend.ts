@@ -1,6 +1,7 @@
 import type { Column, SQL } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { DeliveryStore } from '../core/delivery-store.js';
+import type { Params } from './params.js';
 import type * as sqliteTables from './sqlite/schema.js';
 
 /**
@@ -29,7 +30,29 @@ export type ReturningQuery = { all(): any };
  * batch, which cannot branch: a statement cannot depend on an earlier one's answer in code);
  * resolves with each one's rows. `build` is handed the executor to build them on.
  */
-export type Atomic = (build: (db: QueryDatabase) => readonly ReturningQuery[]) => Promise<unknown[][]>;
+export type Atomic = (build: (db: QueryDatabase) => readonly ReturningQuery[], options?: AtomicOptions) => Promise<unknown[][]>;
+
+export interface AtomicOptions {
+  /**
+   * false: a write a crash may lose, because what it records dies with the process anyway (an
+   * ordered handler's start: the key's lock is held by the attempt's lease). better-sqlite3 then
+   * answers it without waiting for a sync of its own. Default true.
+   */
+  durable?: boolean;
+}
+
+/** Statements ready to run for one call's values, on the executor `tx` (inside `atomic`). */
+export type StatementSet<P> = (tx: QueryDatabase, values: P) => ReturningQuery[];
+
+/**
+ * Makes statements defined once over params (./params.ts) ready to run: better-sqlite3 prepares
+ * them on first use with placeholders (building a drizzle query costs more than running it
+ * there); D1 and PostgreSQL build them with each call's values (`buildEachCall`).
+ */
+export type Prepare = <P extends object>(keys: readonly (keyof P & string)[], build: (tx: QueryDatabase, p: Params<P>) => ReturningQuery[]) => StatementSet<P>;
+
+/** `Prepare` for a backend that builds its statements with values on every call. */
+export const buildEachCall: Prepare = (_keys, build) => (tx, values) => build(tx, values as never);
 
 /** The store methods whose SQL differs by dialect: the hot path (claim, lease, renew, outcome), prune and ping. */
 export type BackendMethods = Pick<DeliveryStore, 'claim' | 'leaseDue' | 'renewLeases' | 'completeDispatch' | 'prune' | 'ping'>;
@@ -42,6 +65,7 @@ export interface StoreBackend extends BackendMethods {
   db: QueryDatabase;
   tables: Tables;
   atomic: Atomic;
+  prepare: Prepare;
   /** The event id as keyset paging orders it: byte order, whatever the database's collation. */
   byteOrder(id: Column): SQL;
 }

@@ -10,8 +10,11 @@ export type GateStep =
   | { kind: 'run'; handler: HandlerDefinition; order?: OrderContext; entry?: OrderEntry }
   /** Stale and `stale: 'skip'`: not run, recorded as skipped for the newer event. */
   | { kind: 'skip'; handler: HandlerDefinition; entry: OrderEntry; newer: string }
-  /** Not now: another delivery of its key runs or comes first (`waitingOn`), or the hold is not over (null). */
-  | { kind: 'wait'; handler: HandlerDefinition; entry: OrderEntry; until: number; waitingOn: string | null }
+  /**
+   * Not now: another delivery of its key runs or comes first (`waitingOn`), or (`hold`) the hold
+   * is not over, which the gate sees without asking the store.
+   */
+  | { kind: 'wait'; handler: HandlerDefinition; entry: OrderEntry; until: number; waitingOn: string | null; hold?: true }
   /** Its `order.key` or `order.at` threw: the run fails with that error. */
   | { kind: 'broken'; handler: HandlerDefinition; error: string };
 
@@ -58,7 +61,7 @@ export async function openOrderGate(
     }
     const entry = { handler: handler.name, key, at };
     const holdEnds = delivery.receivedAt + ordering.holdMs;
-    if (now < holdEnds) steps.push({ kind: 'wait', handler, entry, until: holdEnds, waitingOn: null });
+    if (now < holdEnds) steps.push({ kind: 'wait', handler, entry, until: holdEnds, waitingOn: null, hold: true });
     else asks.push({ handler, entry, stale: spec.stale });
   }
   if (asks.length === 0) return steps;
@@ -82,11 +85,15 @@ export async function openOrderGate(
   return steps;
 }
 
-/** How an attempt's outcome settles each ordered handler's row (see `OrderFinish`). */
+/**
+ * How an attempt's outcome settles each ordered handler's row (see `OrderFinish`). A wait for the
+ * hold settles nothing: the outcome makes the delivery due when the hold ends, and nothing that
+ * happens meanwhile can make it due sooner (a woken key's next is due at its hold's end at the earliest).
+ */
 export function orderFinishes(steps: readonly GateStep[], succeeded: (handler: string) => boolean, dead: boolean, holdMs: number): OrderFinish[] {
   const finishes: OrderFinish[] = [];
   for (const s of steps) {
-    if (s.kind === 'broken' || !('entry' in s) || !s.entry) continue;
+    if (s.kind === 'broken' || !('entry' in s) || !s.entry || (s.kind === 'wait' && s.hold && !dead)) continue;
     const state: OrderFinish['state'] =
       s.kind === 'skip' ? 'skipped' : dead ? 'dead' : s.kind === 'wait' ? 'waiting' : succeeded(s.handler.name) ? 'done' : 'released';
     finishes.push({ ...s.entry, state, holdMs });

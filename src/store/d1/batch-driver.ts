@@ -1,5 +1,5 @@
 import { claimParams, outcomeParams, type DeliveryRow } from '../row-mapping.js';
-import type { ReturningQuery } from '../store-backend.js';
+import { buildEachCall, type ReturningQuery } from '../store-backend.js';
 import {
   attemptStatement,
   claimStatements,
@@ -11,12 +11,13 @@ import {
 } from '../sqlite/statements.js';
 import type { StoreDriver } from '../sqlite/store-driver.js';
 import * as schema from '../sqlite/schema.js';
-import { orderEntryStatement, orderSettling } from '../order-statements.js';
+import { orderStatements } from '../order-statements.js';
 
 /** D1: no interactive transactions, so every multi-statement write is one atomic `batch`. */
 export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]> }): StoreDriver {
   const batch = async (queries: readonly ReturningQuery[]) =>
     queries.length === 0 ? [] : ((await db.batch(queries as never)) as unknown[][]);
+  const order = orderStatements(schema, buildEachCall);
   return {
     async claim(deliveries) {
       // Bump first, then insert: a batch cannot branch, and the bump must not see the new row.
@@ -24,7 +25,7 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
         deliveries.flatMap((d) => {
           const { bump, insert } = claimStatements(db, claimParams(d));
           // A copy finds its rows made already; a conflict has no row of this type to make them for.
-          return [bump, insert, ...(d.order ?? []).map((e) => orderEntryStatement(db, schema, d, e))];
+          return [bump, insert, ...order.entries(db, d)];
         }),
       );
       let at = 0;
@@ -42,15 +43,16 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       const outcomeAt: number[] = [];
       for (const o of outcomes) {
         const { outcome, runs } = outcomeParams(o);
-        const order = o.order && orderSettling(schema, o);
-        if (order) queries.push(...order.before(db));
+        const settling = o.order && order.settling(o);
+        if (settling) queries.push(...settling.before(db));
         for (const r of runs) queries.push(handlerRunStatement(db, r), attemptStatement(db, r));
         outcomeAt.push(queries.push(outcomeStatement(db, outcome)) - 1);
-        if (order) queries.push(...order.after(db));
+        if (settling) queries.push(...settling.after(db));
       }
       const results = (await batch(queries)) as { eventId: string }[][];
       return outcomeAt.flatMap((at) => results[at]!.map((r) => r.eventId));
     },
     atomic: batch,
+    prepare: buildEachCall,
   };
 }

@@ -4,8 +4,8 @@ import type pg from 'pg';
 import { createBatcher } from '../../core/batcher.js';
 import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
 import { outcomeParams, toDelivery, type DeliveryRow } from '../row-mapping.js';
-import type { QueryDatabase, StoreBackend } from '../store-backend.js';
-import { orderSettling } from '../order-statements.js';
+import { buildEachCall, type QueryDatabase, type StoreBackend } from '../store-backend.js';
+import { orderStatements } from '../order-statements.js';
 import { claimRows } from './claim-rows.js';
 import { COMPLETE_DISPATCH, LEASE_DUE, PRUNE, RENEW_LEASES } from './hot-statements.js';
 import * as schema from './schema.js';
@@ -80,9 +80,11 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
       })()
     : (batch: readonly NewDelivery[]) => claimRows(pool, batch);
 
+  const order = orderStatements(schema, buildEachCall);
   return {
     db,
     tables: schema,
+    prepare: buildEachCall,
     // One transaction; each statement is built on it, so it runs on the transaction's connection.
     atomic: (build) =>
       pgDb.transaction(async (tx) => {
@@ -129,7 +131,7 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
       try {
         await client.query('begin');
         const tx = drizzle(client) as unknown as QueryDatabase;
-        const settling = outcomes.map((x) => orderSettling(schema, x));
+        const settling = outcomes.map((x) => order.settling(x));
         for (const s of settling) for (const q of s.before(tx)) await (q as unknown as Promise<unknown>);
         const { rows } = await client.query<{ event_id: string }>(complete);
         for (const s of settling) for (const q of s.after(tx)) await (q as unknown as Promise<unknown>);

@@ -15,11 +15,12 @@ const PRUNABLE = ['processed', 'ignored'] as const;
  */
 export function sqliteBackend(db: AnySqliteDatabase, driver: StoreDriver): StoreBackend {
   const { deliveries, handlerRuns, handlerAttempts, orderedRuns } = schema;
-  const atomic: StoreBackend['atomic'] = (build) => driver.atomic(build(db));
+  const atomic: StoreBackend['atomic'] = (build, options) => driver.atomic(build(db), options);
   return {
     db,
     tables: schema,
     atomic,
+    prepare: driver.prepare,
     // SQLite compares text byte-wise (BINARY) unless told otherwise.
     byteOrder: (id) => sql`${id}`,
     claim: (batch) => driver.claim(batch),

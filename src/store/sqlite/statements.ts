@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, isNull, lt, lte, or, sql, type Placeholder } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { Params } from '../params.js';
 import type { ClaimResult } from '../../core/delivery.js';
 import type { ClaimParams, HandlerRunParams, OutcomeParams } from '../row-mapping.js';
 import type { QueryDatabase } from '../store-backend.js';
@@ -9,13 +10,11 @@ const { deliveries, handlerRuns, handlerAttempts } = schema;
 /** Any drizzle SQLite database over this schema: better-sqlite3 (sync) or D1 (async). */
 export type AnySqliteDatabase = QueryDatabase;
 
-/**
- * The hot statements, each defined once as a drizzle query over parameters that are either
- * values or placeholders: D1 builds them with values and sends them in one `batch`; better-
- * sqlite3 prepares them once with placeholders and runs them in one transaction.
+/*
+ * The hot statements, each defined once as a drizzle query over params (../params.ts): D1 builds
+ * them with values and sends them in one `batch`; better-sqlite3 prepares them once with
+ * placeholders and runs them in one transaction.
  */
-export type Param<T> = T | Placeholder;
-type Params<T> = { [K in keyof T]: Param<T[K]> };
 
 /**
  * The two statements of one claim, run atomically:
@@ -182,9 +181,4 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
     })
     .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId)))
     .returning({ eventId: deliveries.eventId });
-}
-
-/** Placeholders named after the keys of a params object. */
-export function placeholders<T extends object>(keys: readonly (keyof T & string)[]): Params<T> {
-  return Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)])) as Params<T>;
 }

@@ -1,6 +1,6 @@
 import type { ClaimResult, DispatchOutcome, NewDelivery } from '../../core/delivery-store.js';
 import type { DeliveryRow } from '../row-mapping.js';
-import type { ReturningQuery } from '../store-backend.js';
+import type { AtomicOptions, Prepare, ReturningQuery } from '../store-backend.js';
 import type { LeaseParams } from './statements.js';
 
 /**
@@ -15,5 +15,7 @@ export interface StoreDriver {
   /** Resolves with the ids whose outcome was recorded (their claim still held them). */
   completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
   /** Runs statements (each with RETURNING) atomically; resolves with each one's rows. */
-  atomic(queries: readonly ReturningQuery[]): Promise<unknown[][]>;
+  atomic(queries: readonly ReturningQuery[], options?: AtomicOptions): Promise<unknown[][]>;
+  /** How statements defined over params are made ready on this driver (see `Prepare`). */
+  prepare: Prepare;
 }

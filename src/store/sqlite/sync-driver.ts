@@ -9,12 +9,13 @@ import {
   handlerRunStatement,
   leaseStatement,
   outcomeStatement,
-  placeholders,
   toClaimResult,
   type AnySqliteDatabase,
   type LeaseParams,
 } from './statements.js';
-import { orderEntryStatement, orderSettling } from '../order-statements.js';
+import { orderStatements } from '../order-statements.js';
+import { placeholders } from '../params.js';
+import type { Prepare } from '../store-backend.js';
 import { prepareRaw } from './raw-statement.js';
 import type { StoreDriver } from './store-driver.js';
 
@@ -63,6 +64,16 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
   const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
     'eventId', 'claimId', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs', 'ranBy',
   ])));
+
+  // Statements defined over params, prepared on first use (a deployment without ordered handlers never prepares theirs).
+  const prepare: Prepare = (keys, build) => {
+    let prepared: { all(values: unknown): unknown }[] | undefined;
+    return (_tx, values) => {
+      prepared ??= build(db, placeholders(keys)).map((q) => (q as unknown as { prepare(): { all(values: unknown): unknown } }).prepare());
+      return prepared.map((statement) => ({ all: () => statement.all(values) }));
+    };
+  };
+  const order = orderStatements(schema, prepare);
 
   // Which write was running when the shared transaction threw (-1: none, BEGIN or COMMIT did).
   let failedAt = -1;
@@ -130,7 +141,7 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
         batch.map((d) => {
           const values = claimParams(d);
           const inserted = insert(values);
-          if (d.order && inserted.length > 0) for (const e of d.order) orderEntryStatement(db, schema, d, e).all();
+          if (d.order && inserted.length > 0) for (const q of order.entries(db, d)) q.all();
           return toClaimResult(inserted, inserted.length > 0 ? [] : (bumpStmt.all(values as never) as { deliveryCount: number }[]));
         }),
       ),
@@ -143,19 +154,20 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
           const recorded: string[] = [];
           for (const o of outcomes) {
             const { outcome: params, runs } = outcomeParams(o);
-            const order = o.order && orderSettling(schema, o);
-            if (order) for (const q of order.before(db)) q.all();
+            const settling = o.order && order.settling(o);
+            if (settling) for (const q of settling.before(db)) q.all();
             for (const run of runs) {
               runStmt.all(run as never);
               attemptStmt.all(run as never);
             }
             if (outcome(params).length > 0) recorded.push(o.eventId);
-            if (order) for (const q of order.after(db)) q.all();
+            if (settling) for (const q of settling.after(db)) q.all();
           }
           return recorded;
         },
         { lazy: true, durable: false },
       ),
-    atomic: (queries) => write(() => queries.map((q) => q.all() as unknown[])),
+    atomic: (queries, { durable = true } = {}) => write(() => queries.map((q) => q.all() as unknown[]), { durable }),
+    prepare,
   };
 }
