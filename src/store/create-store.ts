@@ -1,5 +1,6 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { adminMethods } from './admin-methods.js';
+import { backfillMethods } from './backfill-methods.js';
 import { deliveryReads } from './delivery-reads.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
 import { listenCursorMethods } from './listen-cursor-methods.js';
@@ -30,5 +31,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...heartbeatMethods(backend),
     ...listenCursorMethods(backend),
     ...orderMethods(backend),
+    ...backfillMethods(backend),
   };
 }
