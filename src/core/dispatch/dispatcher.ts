@@ -48,9 +48,27 @@ export interface DispatcherOptions {
   ordering?: Ordering;
 }
 
+/** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
+export interface DispatchLoad {
+  /** DISPATCH_CONCURRENCY: deliveries whose handlers may run at once. */
+  concurrency: number;
+  /** Deliveries whose handlers run now. */
+  running: number;
+  /** Hand-offs adopted and waiting in memory for a slot. */
+  waiting: number;
+  /** Hand-offs reserved for claims not yet committed. */
+  reserved: number;
+  /** A lease drain stopped at capacity: the store holds due work this dispatcher could not take. */
+  backlog: boolean;
+}
+
 export interface Dispatcher {
   /** Asks for a drain soon (after an ingest commit, on a timer); calls coalesce. */
   wake(): void;
+  /** Resolves once no lease drain runs (one asked for meanwhile included). */
+  drained(): Promise<void>;
+  /** The dispatcher's load now (no I/O). */
+  load(): DispatchLoad;
   /** Drains every due delivery and waits for their handlers (the Worker's cron and waitUntil). */
   runUntilIdle(): Promise<void>;
   /** Stops leasing, waits for in-flight handlers up to `graceMs`, then gives back unfinished leases. */
@@ -152,6 +170,12 @@ export function createDispatcher({
     },
     wake() {
       void drain.wake();
+    },
+    async drained() {
+      while (drain.current) await drain.current;
+    },
+    load() {
+      return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog };
     },
     async runUntilIdle() {
       for (;;) {
