@@ -35,3 +35,33 @@ export function backfillProgress(b: Pick<Backfill, 'state' | 'total' | 'requeued
     b.state !== 'running' || ratePerSecond === null ? null : remaining === 0 ? now : ratePerSecond > 0 ? Math.round(now + (remaining / ratePerSecond) * 1000) : null;
   return { done, remaining, ratePerSecond, estimatedEnd };
 }
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A backfill as the admin API and `podhook backfill --status --json` show it. */
+export function backfillJson(b: Backfill, now: number) {
+  const p = backfillProgress(b, now);
+  return {
+    id: b.id,
+    handler: b.handler,
+    state: b.state,
+    event_type: b.eventType,
+    since: iso(b.since),
+    until: iso(b.until),
+    rate: b.rate,
+    total: b.total,
+    requeued: b.requeued,
+    skipped: b.skipped,
+    remaining: p.remaining,
+    rate_per_second: p.ratePerSecond === null ? null : Math.round(p.ratePerSecond * 10) / 10,
+    estimated_end: iso(p.estimatedEnd),
+    cursor: b.cursor ? { received_at: iso(b.cursor.receivedAt), event_id: b.cursor.eventId } : null,
+    running_on: b.state === 'running' && b.lease && b.lease.until >= now ? b.lease.owner : null,
+    created_at: iso(b.createdAt),
+    updated_at: iso(b.updatedAt),
+    finished_at: iso(b.finishedAt),
+    error: b.error,
+  };
+}
+
+export type BackfillJson = ReturnType<typeof backfillJson>;
