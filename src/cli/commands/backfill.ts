@@ -1,6 +1,6 @@
 import type { Backfill } from '../../core/backfill/backfill-store.js';
 import { backfillJson, backfillProgress } from '../../core/backfill/progress.js';
-import { MAX_RATE, planBackfill, startBackfill, type BackfillPlan, type BackfillRequest } from '../../core/backfill/start-backfill.js';
+import { backfillPlanJson, MAX_RATE, planBackfill, startBackfill, type BackfillPlan, type BackfillRequest } from '../../core/backfill/start-backfill.js';
 import { parseConfig } from '../../core/config.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import { parseTimeOrDuration } from '../../core/time-or-duration.js';
@@ -85,7 +85,7 @@ take, a bad time or rate).`,
       try {
         if (values['dry-run']) {
           const plan = await planBackfill(store, handlers, request!, now);
-          if (values.json) io.stdout(`${JSON.stringify(dryRunJson(plan), null, 2)}\n`);
+          if (values.json) io.stdout(`${JSON.stringify(backfillPlanJson(plan), null, 2)}\n`);
           else io.stdout(`Dry run: nothing is written.\n${describePlan(plan)}`);
           return EXIT.ok;
         }
@@ -150,20 +150,6 @@ function describePlan({ selection: s, counts, until, firstSeenAt }: BackfillPlan
     lines.push(`  ${counts.deadLetters} dead ${counts.deadLetters === 1 ? 'letter' : 'letters'} in that range ${counts.deadLetters === 1 ? 'is' : 'are'} left to redelivery, which runs ${s.handler} with the other handlers.`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-function dryRunJson({ selection: s, counts, until, firstSeenAt }: BackfillPlan) {
-  return {
-    handler: s.handler,
-    types: s.types,
-    since: s.since === null ? null : iso(s.since),
-    until: until === null ? null : iso(until),
-    first_seen_at: firstSeenAt === null ? null : iso(firstSeenAt),
-    matching: counts.matching,
-    already_handled: counts.handled,
-    would_run: counts.matching - counts.handled,
-    dead_letters: counts.deadLetters,
-  };
 }
 
 function status(backfills: readonly Backfill[], json: boolean, io: CommandIo): number {

@@ -12,7 +12,7 @@ export function spareForBackfill({ concurrency, running, waiting, reserved, back
   return Math.max(0, free - Math.floor(concurrency / 2));
 }
 
-/** `--rate N/s` as a token bucket: up to one second of deliveries at once. */
+/** `--rate N/s` as a token bucket: up to one second of deliveries at once, empty at first. */
 export interface RateBucket {
   tokens: number;
   at: number;
@@ -20,10 +20,11 @@ export interface RateBucket {
 
 /**
  * Takes up to `want` deliveries from the bucket of a backfill paced at `rate` per second, refilled
- * since it was last read. Pure: resolves with how many it may take and the bucket after.
+ * since it was last read (a new bucket starts empty, so no second holds more than `rate`). Pure:
+ * resolves with how many it may take and the bucket after.
  */
 export function takeFromRate(bucket: RateBucket | undefined, rate: number, now: number, want: number): { take: number; bucket: RateBucket } {
-  const tokens = bucket === undefined ? rate : Math.min(rate, bucket.tokens + (Math.max(0, now - bucket.at) / 1000) * rate);
+  const tokens = bucket === undefined ? 0 : Math.min(rate, bucket.tokens + (Math.max(0, now - bucket.at) / 1000) * rate);
   const take = Math.max(0, Math.min(want, Math.floor(tokens)));
   return { take, bucket: { tokens: tokens - take, at: now } };
 }

@@ -105,3 +105,19 @@ export async function startBackfill(
   }
   return { backfill: (await store.getBackfill(id))!, plan };
 }
+
+/** A dry run's answer, as the admin API and `podhook backfill --dry-run --json` print it. */
+export function backfillPlanJson({ selection: s, counts, until, firstSeenAt }: BackfillPlan) {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    handler: s.handler,
+    types: s.types,
+    since: iso(s.since),
+    until: iso(until),
+    first_seen_at: iso(firstSeenAt),
+    matching: counts.matching,
+    already_handled: counts.handled,
+    would_run: counts.matching - counts.handled,
+    dead_letters: counts.deadLetters,
+  };
+}

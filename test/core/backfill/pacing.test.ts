@@ -36,16 +36,21 @@ describe('backfill pacing: what the dispatcher can spare', () => {
       bucket = r.bucket;
       return r.take;
     };
-    expect(take(0, 50)).toBe(10); // a full second at start
+    expect(take(0, 50)).toBe(0); // empty at first: no burst beyond the rate
     expect(take(100, 50)).toBe(1);
     expect(take(100, 50)).toBe(0);
     expect(take(600, 3)).toBe(3);
     expect(take(5_000, 50)).toBe(10); // never more than a second's worth
-    // Over a long run, the rate holds: 10 s at 10/s, plus the full bucket it started with.
+    // Over a long run, the rate holds: 10 s at 10/s, plus at most the one second the bucket held.
     let total = 0;
     for (let t = 10_000; t < 20_000; t += 25) total += take(t, 8);
     expect(total).toBeGreaterThanOrEqual(100);
     expect(total).toBeLessThanOrEqual(110);
+    // From a new bucket, no second holds more than the rate.
+    bucket = undefined;
+    let first = 0;
+    for (let t = 30_000; t <= 31_000; t += 25) first += take(t, 8);
+    expect(first).toBeLessThanOrEqual(10);
   });
 });
 
