@@ -148,7 +148,9 @@ export function backfillMethods(backend: StoreBackend): BackfillStore {
     },
 
     async requeueForBackfill(step) {
-      const results = await atomic((tx) => backfillStepStatements(tx, tables, step));
+      // No sync of its own (better-sqlite3): lost in a crash, the page is lost with its advance, and
+      // requeued again; the next durable commit (an ingest claim) makes it durable.
+      const results = await atomic((tx) => backfillStepStatements(tx, tables, step), { durable: false });
       const before = (results[0] as { requeued: number }[])[0];
       const after = (results.at(-1) as { requeued: number }[])[0];
       if (!before || !after) return { advanced: false, requeued: 0 };

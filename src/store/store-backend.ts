@@ -27,9 +27,10 @@ export type ReturningQuery = { all(): any };
 /**
  * Runs the statements `build` makes, in order and atomically (one transaction, or D1's one
  * batch, which cannot branch: a statement cannot depend on an earlier one's answer in code);
- * resolves with each one's rows. `build` is handed the executor to build them on.
+ * resolves with each one's rows. `build` is handed the executor to build them on. `durable: false`
+ * (better-sqlite3) lets the commit skip its own sync: a write a crash may lose, as a lease is.
  */
-export type Atomic = (build: (db: QueryDatabase) => readonly ReturningQuery[]) => Promise<unknown[][]>;
+export type Atomic = (build: (db: QueryDatabase) => readonly ReturningQuery[], options?: { durable?: boolean }) => Promise<unknown[][]>;
 
 /** The store methods whose SQL differs by dialect: the hot path (claim, lease, renew, outcome), prune and ping. */
 export type BackendMethods = Pick<DeliveryStore, 'claim' | 'leaseDue' | 'renewLeases' | 'completeDispatch' | 'prune' | 'ping'>;

@@ -8,7 +8,7 @@ import type { HandlerDefinition } from '../events/define-handler.js';
 import type { Logger } from '../observability/logger.js';
 import type { Ordering } from '../order/ordering.js';
 import type { Backfill, BackfillSelection } from './backfill-store.js';
-import { spareForBackfill, takeFromRate, type RateBucket } from './pacing.js';
+import { backfillBudget, STEP_EVERY_MS, takeFromRate, type RateBucket } from './pacing.js';
 import { planPage } from './plan-page.js';
 import { nextRecent } from './progress.js';
 import { firstSeen, typesOf } from './start-backfill.js';
@@ -17,8 +17,6 @@ import { firstSeen, typesOf } from './start-backfill.js';
 export const BACKFILL_PAGE = 50;
 /** How often a runner with nothing to do looks for a backfill to run. */
 const LOOK_EVERY_MS = 5_000;
-/** How often a runner that holds one looks at its dispatcher's load. */
-const STEP_EVERY_MS = 25;
 
 export type BackfillStore = Pick<
   DeliveryStore,
@@ -137,8 +135,13 @@ export function createBackfillRunner({ store, router, ordering, dispatcher, owne
     return true;
   }
 
+  /** When the next step may run (Node's timers). */
+  let nextStepMs = STEP_EVERY_MS;
+
   function budgetOf(h: Held, now: number): number {
-    let budget = Math.min(BACKFILL_PAGE, spareForBackfill(dispatcher.load()));
+    const paced = backfillBudget(dispatcher.load(), now);
+    nextStepMs = paced.nextStepMs;
+    let budget = Math.min(BACKFILL_PAGE, paced.count);
     if (h.backfill.rate !== null && budget > 0) {
       const taken = takeFromRate(h.rate, h.backfill.rate, now, budget);
       h.rate = taken.bucket;
@@ -225,7 +228,7 @@ export function createBackfillRunner({ store, router, ordering, dispatcher, owne
         if (r.kind === 'requeued') {
           // Lets the dispatcher lease what was handed over before the load is read again.
           await dispatcher.drained();
-          next = STEP_EVERY_MS;
+          next = nextStepMs;
         } else if (r.kind === 'waiting') next = STEP_EVERY_MS;
         else if (r.kind !== 'idle') next = 0; // finished or lost: look for another at once
       })

@@ -60,6 +60,8 @@ export interface DispatchLoad {
   reserved: number;
   /** A lease drain stopped at capacity: the store holds due work this dispatcher could not take. */
   backlog: boolean;
+  /** When a new delivery was last handed to this dispatcher by ingest (epoch ms), or null: none yet. */
+  lastHandOffAt: number | null;
 }
 
 export interface Dispatcher {
@@ -133,6 +135,7 @@ export function createDispatcher({
     (wakeTimer as { unref?: () => void }).unref?.();
   }
   const dispatchOne = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule });
+  let lastHandOffAt: number | null = null;
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
@@ -159,7 +162,10 @@ export function createDispatcher({
 
   return {
     owner,
-    reserve: () => (slots.reserve() ? leases.grant() : null),
+    reserve() {
+      lastHandOffAt = clock();
+      return slots.reserve() ? leases.grant() : null;
+    },
     adopt(grant, d) {
       leases.hold(d.eventId, grant.claimId, grant.until);
       // Ingest parsed its body already.
@@ -175,7 +181,7 @@ export function createDispatcher({
       while (drain.current) await drain.current;
     },
     load() {
-      return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog };
+      return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog, lastHandOffAt };
     },
     async runUntilIdle() {
       for (;;) {

@@ -15,7 +15,7 @@ const PRUNABLE = ['processed', 'ignored'] as const;
  */
 export function sqliteBackend(db: AnySqliteDatabase, driver: StoreDriver): StoreBackend {
   const { deliveries, handlerRuns, handlerAttempts, orderedRuns } = schema;
-  const atomic: StoreBackend['atomic'] = (build) => driver.atomic(build(db));
+  const atomic: StoreBackend['atomic'] = (build, options) => driver.atomic(build(db), options);
   return {
     db,
     tables: schema,

@@ -14,6 +14,6 @@ export interface StoreDriver {
   leaseDue(params: LeaseParams): Promise<DeliveryRow[]>;
   /** Resolves with the ids whose outcome was recorded (their claim still held them). */
   completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
-  /** Runs statements (each with RETURNING) atomically; resolves with each one's rows. */
-  atomic(queries: readonly ReturningQuery[]): Promise<unknown[][]>;
+  /** Runs statements (each with RETURNING) atomically; resolves with each one's rows (`durable: false`: no sync of its own). */
+  atomic(queries: readonly ReturningQuery[], options?: { durable?: boolean }): Promise<unknown[][]>;
 }

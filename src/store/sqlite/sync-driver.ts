@@ -156,6 +156,6 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
         },
         { lazy: true, durable: false },
       ),
-    atomic: (queries) => write(() => queries.map((q) => q.all() as unknown[])),
+    atomic: (queries, { durable = true } = {}) => write(() => queries.map((q) => q.all() as unknown[]), { durable }),
   };
 }

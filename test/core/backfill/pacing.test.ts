@@ -1,30 +1,42 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { spareForBackfill, takeFromRate, type RateBucket } from '../../../src/core/backfill/pacing.js';
+import { backfillBudget, LIVE_QUIET_MS, LIVE_STEP_EVERY_MS, STEP_EVERY_MS, takeFromRate, type RateBucket } from '../../../src/core/backfill/pacing.js';
 import { backfillProgress, nextRecent } from '../../../src/core/backfill/progress.js';
 import type { DispatchLoad } from '../../../src/core/dispatch/dispatcher.js';
 
-const idle = (concurrency: number): DispatchLoad => ({ concurrency, running: 0, waiting: 0, reserved: 0, backlog: false });
+const idle = (concurrency: number): DispatchLoad => ({ concurrency, running: 0, waiting: 0, reserved: 0, backlog: false, lastHandOffAt: null });
 
 describe('backfill pacing: what the dispatcher can spare', () => {
-  it('offers only the free slots beyond half of the concurrency, and none while live work waits', () => {
-    expect(spareForBackfill(idle(16))).toBe(8);
-    expect(spareForBackfill({ ...idle(16), running: 5 })).toBe(3);
-    expect(spareForBackfill({ ...idle(16), running: 8 })).toBe(0);
-    expect(spareForBackfill({ ...idle(16), running: 3, reserved: 2 })).toBe(3);
-    expect(spareForBackfill({ ...idle(16), waiting: 1 })).toBe(0);
-    expect(spareForBackfill({ ...idle(16), backlog: true })).toBe(0);
-    expect(spareForBackfill(idle(1))).toBe(1); // one slot: taken only when idle
-    expect(spareForBackfill({ ...idle(1), running: 1 })).toBe(0);
-    expect(spareForBackfill(idle(2))).toBe(1);
+  const NOW = 1_000_000;
+  const count = (load: DispatchLoad) => backfillBudget(load, NOW).count;
+
+  it('offers only the free slots beyond half of the concurrency, and none while live work is claimed or waits', () => {
+    expect(backfillBudget(idle(16), NOW)).toEqual({ count: 8, nextStepMs: STEP_EVERY_MS });
+    expect(count({ ...idle(16), running: 5 })).toBe(3);
+    expect(count({ ...idle(16), running: 8 })).toBe(0);
+    expect(count({ ...idle(16), running: 3, reserved: 1 })).toBe(0); // a live claim in flight
+    expect(count({ ...idle(16), waiting: 1 })).toBe(0);
+    expect(count({ ...idle(16), backlog: true })).toBe(0);
+    expect(count(idle(1))).toBe(1); // one slot: taken only when idle
+    expect(count({ ...idle(1), running: 1 })).toBe(0);
+    expect(count(idle(2))).toBe(1);
+  });
+
+  it('while live deliveries arrive, one delivery per step and a slower step', () => {
+    const live = { ...idle(16), lastHandOffAt: NOW - 200 };
+    expect(backfillBudget(live, NOW)).toEqual({ count: 1, nextStepMs: LIVE_STEP_EVERY_MS });
+    expect(backfillBudget({ ...live, running: 8 }, NOW)).toEqual({ count: 0, nextStepMs: LIVE_STEP_EVERY_MS });
+    expect(backfillBudget({ ...idle(16), lastHandOffAt: NOW - LIVE_QUIET_MS }, NOW)).toEqual({ count: 8, nextStepMs: STEP_EVERY_MS });
   });
 
   it('never leaves live deliveries fewer than half the slots (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 256 }), fc.nat(300), fc.nat(300), (concurrency, running, reserved) => {
-        const spare = spareForBackfill({ concurrency, running, reserved, waiting: 0, backlog: false });
+      fc.property(fc.integer({ min: 1, max: 256 }), fc.nat(300), fc.nat(3), fc.option(fc.nat(5_000)), (concurrency, running, reserved, ago) => {
+        const spare = count({ concurrency, running, reserved, waiting: 0, backlog: false, lastHandOffAt: ago === null ? null : NOW - ago });
         expect(spare).toBeGreaterThanOrEqual(0);
         if (spare > 0) expect(concurrency - running - reserved - spare).toBeGreaterThanOrEqual(Math.floor(concurrency / 2));
+        if (reserved > 0) expect(spare).toBe(0);
+        if (ago !== null && ago < LIVE_QUIET_MS) expect(spare).toBeLessThanOrEqual(1);
       }),
     );
   });
