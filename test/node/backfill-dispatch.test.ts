@@ -33,7 +33,7 @@ async function finished(r: NodeRuntime, id: string) {
 describe('a backfill on one Node receiver', () => {
   it('runs the new handler once on each stored delivery, alone, in each pod\'s order; a live newer event makes older ones stale', { timeout: 60_000 }, async () => {
     const r = start();
-    const history = historyDeliveries({ count: 300, pods: 30, from: Date.now() - 30 * DAY });
+    const history = historyDeliveries({ count: 300, pods: 30, from: Date.now() - 10 * DAY });
     await r.store.importDeliveries(history);
     r.startBackground();
     await vi.waitFor(async () => expect((await r.store.handlerRegistrations()).map((x) => x.handler)).toContain('syncPod'));

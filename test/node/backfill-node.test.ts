@@ -26,7 +26,7 @@ async function storedHistory(count: number, workMs: number) {
   const dir = tempDir();
   const path = dbIn(dir);
   const { store, close } = openSqliteStore(path);
-  const history = historyDeliveries({ count, pods: Math.ceil(count / 10), from: Date.now() - 30 * DAY, workMs });
+  const history = historyDeliveries({ count, pods: Math.ceil(count / 10), from: Date.now() - 10 * DAY, workMs });
   for (let i = 0; i < history.length; i += 1000) await store.importDeliveries(history.slice(i, i + 1000));
   close();
   const file = join(dir, 'runs.jsonl');
