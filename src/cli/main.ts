@@ -1,6 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import { closest } from './closest.js';
 import { EXIT, UsageError, type Command, type CommandIo } from './command.js';
+import { backfillCommand } from './commands/backfill.js';
 import { deliveriesCommand } from './commands/deliveries.js';
 import { emulateCommand } from './commands/emulate.js';
 import { exportCommand } from './commands/export.js';
@@ -25,6 +26,7 @@ const COMMANDS: readonly Command[] = [
   importCommand,
   listenCommand,
   replayCommand,
+  backfillCommand,
   sendCommand,
   triggerCommand,
   handlersCommand,

@@ -1,4 +1,5 @@
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
+import type { BackfillStore } from './backfill/backfill-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult } from './delivery.js';
 import type { DriftDifference } from './shapes/payload-drift.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
@@ -150,7 +151,7 @@ export interface QueueStats {
  * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
  * checked by one contract suite. All methods are async so one interface fits both drivers.
  */
-export interface DeliveryStore extends HeartbeatStore, ListenCursorStore {
+export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, BackfillStore {
   /**
    * Claims each delivery atomically, all in one transaction (one commit, one sync):
    * a new event id is inserted; a stored id with the same type counts one more delivery;

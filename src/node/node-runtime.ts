@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Context } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import type { Alerter } from '../core/alerts/alerter.js';
+import type { BackfillRunner } from '../core/backfill/backfill-runner.js';
 import { HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -35,6 +36,8 @@ export interface NodeRuntime {
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
+  /** The backfill runner (it steps once `startBackground` ran, with the dispatcher on). */
+  backfills: BackfillRunner;
   /** The better-sqlite3 database when the store is SQLite (tests look inside it). */
   database?: OpenedDatabase;
   /** Resolves once the store is reachable (at once on SQLite; on PostgreSQL once reached and migrated). */
@@ -151,6 +154,7 @@ export function createNodeRuntime({
     ingest: wired.ingest,
     store,
     dispatcher,
+    backfills: wired.backfills,
     database: opened.database,
     storeReady: opened.ready,
     prune,
@@ -166,6 +170,11 @@ export function createNodeRuntime({
         if (d.enabled) {
           dispatcher.wake(); // whatever a previous process left queued or due
           timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
+          // A dispatching receiver runs these handlers from now on; then it takes part in backfills.
+          void wired.backfills
+            .register()
+            .catch((error: Error) => logger.error({ err: error.message }, 'could not record the registered handlers'))
+            .finally(() => closed || wired.backfills.start());
         }
       });
       opened.start();
@@ -175,6 +184,7 @@ export function createNodeRuntime({
     close(graceMs = config.shutdownGraceMs) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
+        await wired.backfills.stop();
         await dispatcher.stop(graceMs);
         // The last sign of life, so the next start measures the downtime from this stop.
         await store.writeHeartbeat(clock()).catch(() => {});

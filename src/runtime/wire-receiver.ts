@@ -1,4 +1,5 @@
 import { createAlerter, type Alerter, type AlerterOptions } from '../core/alerts/alerter.js';
+import { createBackfillRunner, type BackfillRunner } from '../core/backfill/backfill-runner.js';
 import { combineObservers } from '../core/alerts/combine-observers.js';
 import { createHeartbeat, type Heartbeat } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
@@ -97,6 +98,8 @@ export interface WiredReceiver {
   ingest: IngestHandler;
   router: Router;
   dispatcher: Dispatcher;
+  /** Runs the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
+  backfills: BackfillRunner;
   alerts: Alerter;
   heartbeat: Heartbeat;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */
@@ -141,6 +144,16 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
 
   const shapes = parts.payloads?.shapes;
   const watchDrift = shapes && createDriftWatch({ shapes, store, alerts, logger, onDrift: parts.onDrift });
+  const backfills = createBackfillRunner({
+    store,
+    router,
+    ordering: ordering.active ? ordering : undefined,
+    dispatcher,
+    owner: parts.owner,
+    clock,
+    logger,
+    leaseMs: config.dispatch.leaseMs,
+  });
 
   const { assertUsable } = parts;
   const claimOne = async (delivery: NewDelivery) => {
@@ -195,6 +208,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
               clock,
               wake: () => drainSoon(dispatcher),
               lastDowntime: () => heartbeat.lastDowntime(),
+              backfillStarted: () => backfills.wake(),
               ...parts.admin,
             }),
   });
@@ -204,6 +218,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     ingest,
     router,
     dispatcher,
+    backfills,
     alerts,
     heartbeat,
     async prune(pause) {

@@ -1,5 +1,6 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { adminMethods } from './admin-methods.js';
+import { backfillMethods } from './backfill-methods.js';
 import { deliveryReads } from './delivery-reads.js';
 import { driftMethod } from './drift-method.js';
 import { heartbeatMethods } from './heartbeat-methods.js';
@@ -32,5 +33,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...listenCursorMethods(backend),
     ...orderMethods(backend),
     ...driftMethod(backend),
+    ...backfillMethods(backend),
   };
 }

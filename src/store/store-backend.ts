@@ -35,8 +35,8 @@ export type Atomic = (build: (db: QueryDatabase) => readonly ReturningQuery[], o
 export interface AtomicOptions {
   /**
    * false: a write a crash may lose, because what it records dies with the process anyway (an
-   * ordered handler's start: the key's lock is held by the attempt's lease). better-sqlite3 then
-   * answers it without waiting for a sync of its own. Default true.
+   * ordered handler's start: the key's lock is held by the attempt's lease; a backfill's page: lost
+   * with its cursor's advance, it is requeued again). better-sqlite3 then answers it without waiting for a sync of its own. Default true.
    */
   durable?: boolean;
 }

@@ -207,5 +207,63 @@ export function defineTables(k: DialectKit) {
     updatedAt: k.int64('updated_at').notNull(),
   });
 
-  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors };
+  /**
+   * Every handler a dispatching receiver has run with: written at each start (the Worker at each
+   * cron run). A delivery received after a handler's `first_seen_at` was dispatched with it
+   * registered; one processed at its first attempt leaves no per-handler row, so this is how a
+   * backfill knows where history ends for a handler added late.
+   */
+  const handlerRegistrations = k.table('handler_registrations', {
+    handler: k.text('handler').primaryKey(),
+    firstSeenAt: k.int64('first_seen_at').notNull(),
+    lastSeenAt: k.int64('last_seen_at').notNull(),
+  });
+
+  /**
+   * `podhook backfill`: one handler run over stored history, asked for through the store and done by
+   * whichever receiver holds its lease, one page at a time from `cursor` (the last delivery handed
+   * to the dispatcher, received time then id). `step` counts the pages: each page's requeue is
+   * fenced by it and by the claim, so a page is requeued once.
+   */
+  const backfills = k.table(
+    'backfills',
+    {
+      id: k.text('id').primaryKey(),
+      handler: k.text('handler').notNull(),
+      /** Deliveries received at or after this time (epoch ms); null: from the oldest. */
+      since: k.int64('since'),
+      /** … and before this one; null until a receiver resolves it: when the handler was first seen running. */
+      until: k.int64('until'),
+      /** One event type the handler takes; null: every type it takes. */
+      eventType: k.text('event_type'),
+      /** Deliveries handed to the dispatcher per second at most; null: the default pacing. */
+      rate: k.int('rate'),
+      state: k.text('state', { enum: ['running', 'done', 'cancelled', 'failed'] }).notNull(),
+      cursorReceivedAt: k.int64('cursor_received_at'),
+      cursorEventId: k.text('cursor_event_id'),
+      step: k.int('step').notNull().default(0),
+      /** Deliveries in its range when it was started (or its `until` resolved). */
+      total: k.int('total').notNull().default(0),
+      /** Handed to the dispatcher for the handler. */
+      requeued: k.int('requeued').notNull().default(0),
+      /** Passed over: the handler already handled them (or a replay held them at that moment). */
+      skipped: k.int('skipped').notNull().default(0),
+      /** JSON [[at, requeued + skipped], …] of the last minute's steps: the rate and the estimated end. */
+      recent: k.text('recent'),
+      createdAt: k.int64('created_at').notNull(),
+      updatedAt: k.int64('updated_at').notNull(),
+      finishedAt: k.int64('finished_at'),
+      error: k.text('error'),
+      leaseOwner: k.text('lease_owner'),
+      claimId: k.text('claim_id'),
+      leaseUntil: k.int64('lease_until'),
+    },
+    (t) => [
+      // One running backfill per handler: a second start is refused.
+      k.uniqueIndex('backfills_running_uq').on(t.handler).where(sql`${t.state} = 'running'`),
+      k.index('backfills_created_idx').on(t.createdAt),
+    ],
+  );
+
+  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills };
 }

@@ -21,8 +21,9 @@ export function isPruneRun(scheduledTime: number): boolean {
 /**
  * The Worker's handlers. `fetch` builds the app from the bindings for each request and hands
  * the dispatcher's drain to `ctx.waitUntil` once a delivery is stored, so the `200` never
- * waits for handlers. `scheduled` (the cron trigger) runs whatever is queued or due for retry,
- * including deliveries whose `waitUntil` was cut short, prunes old rows once an hour, and records
+ * waits for handlers. `scheduled` (the cron trigger) hands the dispatcher one page of a running
+ * backfill, runs whatever is queued or due for retry, including deliveries whose `waitUntil` was
+ * cut short, prunes old rows once an hour, and records
  * the heartbeat whose gaps are downtimes (alerts go out under `waitUntil`).
  *
  * @example
@@ -58,7 +59,11 @@ export function createWorker(options: CreateWorkerOptions = {}): ExportedHandler
       try {
         // A gap since the previous cron's heartbeat is a downtime; its alert goes out under waitUntil.
         await runtime.heartbeat().catch((error: Error) => logger.error({ err: error.message }, 'heartbeat failed'));
-        if (config.dispatch.enabled) await dispatcher.runUntilIdle();
+        if (config.dispatch.enabled) {
+          // One page of a running backfill, handed to the drain below with whatever else is due.
+          await runtime.backfillStep().catch((error: Error) => logger.error({ err: error.message }, 'backfill step failed'));
+          await dispatcher.runUntilIdle();
+        }
         if (isPruneRun(controller.scheduledTime)) await runtime.prune();
       } catch (error) {
         logger.error({ err: (error as Error).message, cron: controller.cron }, 'scheduled run failed');

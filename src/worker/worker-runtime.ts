@@ -1,4 +1,5 @@
 import type { Alerter, AlertMemory } from '../core/alerts/alerter.js';
+import type { BackfillStepResult } from '../core/backfill/backfill-runner.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseConfig, type Config } from '../core/config.js';
@@ -31,6 +32,11 @@ export interface WorkerRuntime {
   logger: Logger;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches. */
   prune(): Promise<number>;
+  /**
+   * The cron's part in backfills: records the handlers as running, then hands the dispatcher one
+   * page (WORKER_BACKFILL_PAGE) of a running backfill, which this invocation's drain runs.
+   */
+  backfillStep(): Promise<BackfillStepResult>;
   /** Alerts to ALERT_WEBHOOK_URL, sent under `waitUntil` (`alerts.conflict(...)` for quarantined conflicts). */
   alerts: Alerter;
   /** Records a heartbeat (the cron does, every minute); a gap longer than ALERT_DOWNTIME_MINUTES is logged and alerted. */
@@ -41,6 +47,12 @@ export interface WorkerRuntime {
 
 /** Exports hold back deliveries younger than this: concurrent isolates may commit out of received order. */
 const WORKER_EXPORT_SETTLE_MS = 5_000;
+
+/**
+ * Deliveries a cron run hands the dispatcher for a running backfill: one page a minute, so the
+ * invocation stays well within D1's queries per invocation (each costs about eight with its run).
+ */
+export const WORKER_BACKFILL_PAGE = 25;
 
 /** Web Crypto keeps no I/O, so one instance (and its imported-key cache) serves every request. */
 const signatureCrypto = createWebSignatureCrypto();
@@ -110,5 +122,14 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, l
     },
     lastDowntime: () => heartbeat.lastDowntime(),
     prune: () => wired.prune(),
+    async backfillStep() {
+      await wired.backfills.register();
+      try {
+        return await wired.backfills.step({ budget: WORKER_BACKFILL_PAGE });
+      } finally {
+        // The lease goes back with the step: the next cron run (any isolate) takes it at once.
+        await wired.backfills.stop();
+      }
+    },
   };
 }

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { expect, vi } from 'vitest';
+import type { OrderedRun } from '../fixtures/ordered-handlers.js';
 import type { RunLine } from '../fixtures/replica-handlers.js';
 import type { SignedDelivery } from './sign.js';
 import { spawnServer, type ServerProcess, type SpawnOptions } from './spawn-podhook.js';
@@ -163,4 +164,25 @@ export function overlappingRuns(intervals: RunInterval[]): string[] {
 export function missingCompletions(rows: { event_id: string }[], runs: RunInterval[]): string[] {
   const done = new Set(runs.filter((r) => r.completed).map((r) => `${r.handler} ${r.id}`));
   return rows.flatMap(({ event_id }) => REPLICA_HANDLERS.map((h) => `${h} ${event_id}`)).filter((key) => !done.has(key));
+}
+
+/** One run of the ordered-handlers fixture, from its `start` line and (once it ended) its `end` line. */
+export type RecordedRun = OrderedRun & { completed: boolean };
+
+/**
+ * The ordered-handlers fixture's lines in $RECORD_FILE (every process appends to it) as runs of
+ * `handler`: each start paired with its end; a run left open on a killed process ends at its kill.
+ */
+export function recordedRuns(file: string, handler: string, killedAt: ReadonlyMap<number, number> = new Map()): RecordedRun[] {
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as OrderedRun);
+  const key = (l: OrderedRun) => `${l.pid} ${l.handler} ${l.id} ${l.attempt}`;
+  const ends = new Map(lines.filter((l) => l.phase === 'end').map((l) => [key(l), l]));
+  const starts = new Set(lines.filter((l) => l.phase === 'start').map(key));
+  // A handler that records only its end (the fixture's `notify`) ran from `start` to `end` of that line.
+  return lines
+    .filter((l) => l.handler === handler && (l.phase === 'start' || !starts.has(key(l))))
+    .map((s) => {
+      const e = ends.get(key(s));
+      return { ...s, end: e ? e.end : (killedAt.get(s.pid) ?? Infinity), ok: e?.ok ?? false, completed: e !== undefined };
+    });
 }

@@ -1,13 +1,11 @@
 // Ordered handlers on three `podhook serve` replicas sharing one PostgreSQL (issue 27): a burst
 // posted out of order over the three, one replica killed with SIGKILL in the middle of an ordered
 // run and started again. Every pod's runs keep its order and never overlap, across processes.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { OrderedRun } from '../fixtures/ordered-handlers.js';
 import { ORDERED_REGISTRY } from '../fixtures/registry-paths.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
-import { FAST_LEASES, killHard, replicaPool, send, waitAllProcessed, waitReady, type Answer } from '../helpers/replicas.js';
+import { FAST_LEASES, killHard, recordedRuns, replicaPool, send, waitAllProcessed, waitReady, type Answer } from '../helpers/replicas.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -18,19 +16,6 @@ afterEach(() => pool.stopAll());
 const BASE = Date.UTC(2026, 10, 25, 12);
 const PODS = 12;
 const EVENTS = 5;
-
-/** The file's lines as runs: each start paired with its end, a run left open on the killed process ending at the kill. */
-function runsFrom(file: string, killed: { pid: number; at: number }) {
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as OrderedRun);
-  const key = (l: OrderedRun) => `${l.pid} ${l.handler} ${l.id} ${l.attempt}`;
-  const ends = new Map(lines.filter((l) => l.phase === 'end').map((l) => [key(l), l]));
-  return lines
-    .filter((l) => l.phase === 'start' && l.handler === 'syncPod')
-    .map((s) => {
-      const e = ends.get(key(s));
-      return { ...s, end: e ? e.end : s.pid === killed.pid ? killed.at : Infinity, ok: e?.ok ?? false, completed: e !== undefined };
-    });
-}
 
 describe('ordered handlers on three replicas on one PostgreSQL', () => {
   it('keeps each pod\'s order with one run at a time across replicas, with one of them killed mid-run and restarted', { timeout: 120_000 }, async () => {
@@ -65,7 +50,7 @@ describe('ordered handlers on three replicas on one PostgreSQL', () => {
     const victimPid = victim.child.pid!;
     await vi.waitFor(
       () => {
-        const open = runsFrom(file, { pid: -1, at: 0 }).filter((r) => r.pid === victimPid && r.end === Infinity);
+        const open = recordedRuns(file, 'syncPod').filter((r) => r.pid === victimPid && r.end === Infinity);
         expect(open.length, 'an ordered run in progress on the victim').toBeGreaterThan(0);
       },
       { timeout: 30_000, interval: 5 },
@@ -78,7 +63,7 @@ describe('ordered handlers on three replicas on one PostgreSQL', () => {
     expect(deliveries.filter((d) => !acked.has(d.eventId)).map((d) => d.eventId)).toEqual([]);
     await waitAllProcessed(url, acked, 60_000);
 
-    const runs = runsFrom(file, { pid: victimPid, at: killedAt });
+    const runs = recordedRuns(file, 'syncPod', new Map([[victimPid, killedAt]]));
     for (let p = 0; p < PODS; p++) {
       const pod = runs.filter((r) => r.pod === `pod-${p}`).sort((a, b) => a.start - b.start);
       // One at a time: each run of the pod starts after the one before it ended (a killed one at its kill).

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryStore, ImportedDelivery, NewDelivery } from '../../src/core/delivery-store.js';
+import { describeBackfillContract } from './backfill-contract.js';
 import { describeOrderContract } from './order-contract.js';
 
 export interface StoreUnderTest {
@@ -541,6 +542,7 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
   });
   describeAdminStoreContract(name, open);
   describeOrderContract(name, open, newDelivery);
+  describeBackfillContract(name, open, newDelivery);
 }
 
 /** Runs a test body on a freshly opened store, closing it afterwards. */

@@ -1,3 +1,4 @@
+import { historyGaps, type HistoryGap } from '../../core/backfill/history-gaps.js';
 import type { StoredSecret } from '../../core/delivery-store.js';
 import { coverageMismatch, handlerCoverage, subscribedTypes } from '../../core/events/handler-coverage.js';
 import { describeStore, parseConfig } from '../../core/config.js';
@@ -21,10 +22,14 @@ webhook is subscribed to it. Two mismatches are flagged with "!":
 The shape column says how many payloads the type's learned shape came from (the registry's
 payloadShapes, from \`podhook schemas\`; "-": none learned, any JSON object).
 
+A handler that never ran on some stored deliveries of its types (added after they arrived, or not
+yet run by a receiver) is named with how many, and the podhook backfill command that runs it on them.
+
 Options:
   --json             {"handlers":[{"name","pattern","types":[...]}],
                       "types":[{"type","handlers":[...],"subscribed":true|false|null,
-                                "samples":N|null}]}
+                                "samples":N|null}],
+                      "history":[{"handler","first_seen_at","not_run","backfill"}]}
                      (subscribed is null when no webhook was stored by podhook register;
                      samples null when no shape is learned for the type)
 ${HANDLERS_HELP}
@@ -39,17 +44,25 @@ names the module and what is wrong).`,
     const { registry, handlers, payloads } = await loadValidRegistry(values.handlers);
 
     let secrets: StoredSecret[] = [];
+    let gaps: HistoryGap[] = [];
     if (storeExists(config)) {
       const { store, close } = await openConfiguredStore(config);
       try {
         secrets = await store.listSecrets();
+        gaps = await historyGaps(store, handlers, Date.now());
       } finally {
         await close();
       }
     }
     const coverage = handlerCoverage(handlers, subscribedTypes(secrets), payloads.shapes);
     if (values.json) {
-      io.stdout(`${JSON.stringify(coverage, null, 2)}\n`);
+      const history = gaps.map((g) => ({
+        handler: g.handler,
+        first_seen_at: g.firstSeenAt === null ? null : new Date(g.firstSeenAt).toISOString(),
+        not_run: g.notRun,
+        backfill: `podhook backfill ${g.handler}`,
+      }));
+      io.stdout(`${JSON.stringify({ ...coverage, history }, null, 2)}\n`);
       return EXIT.ok;
     }
 
@@ -79,6 +92,10 @@ names the module and what is wrong).`,
     out.push(formatTable(['type', 'handlers', 'subscribed', 'shape', 'note'], rows, 200));
     const flagged = rows.filter((r) => r.note !== '').length;
     if (flagged > 0) out.push(`${flagged} mismatch${flagged > 1 ? 'es' : ''} flagged with "!".\n`);
+    for (const g of gaps) {
+      const since = g.firstSeenAt === null ? 'it has not run on a receiver yet' : `first seen running ${new Date(g.firstSeenAt).toISOString()}`;
+      out.push(`! ${g.handler} never ran on ${g.notRun} stored ${g.notRun === 1 ? 'delivery' : 'deliveries'} of its types (${since}): podhook backfill ${g.handler} --dry-run, then podhook backfill ${g.handler}\n`);
+    }
     io.stdout(out.join('\n'));
     return EXIT.ok;
   },

@@ -13,6 +13,7 @@ import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
 import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
 import { openConfiguredStore } from '../../store/node-store.js';
+import { parseTimeOrDuration } from '../../core/time-or-duration.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -180,16 +181,11 @@ the token (401).`,
   },
 });
 
-const DURATION = /^(\d+)(s|m|h|d)$/;
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
 /** `--since`: an ISO 8601 time, or a duration back from now; default now. */
 export function parseSince(value: string | undefined, now: number): number {
   if (value === undefined) return now;
-  const d = DURATION.exec(value);
-  if (d) return now - Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS];
-  const at = Date.parse(value);
-  if (/^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(at)) return at;
+  const at = parseTimeOrDuration(value, now);
+  if (at !== null) return at;
   throw new UsageError(`--since must be an ISO 8601 time (2026-05-01T12:00:00Z) or a duration (90s, 15m, 2h, 7d) (got ${JSON.stringify(value)})`);
 }
 

@@ -34,6 +34,10 @@ export interface DispatchSlots {
   run(delivery: Delivery, ledger: readonly HandlerRun[]): void;
   /** Hand-offs reserved but not yet adopted or released. */
   readonly reserved: number;
+  /** Deliveries whose handlers run now. */
+  readonly running: number;
+  /** Hand-offs adopted and waiting in memory for a slot. */
+  readonly waiting: number;
   /** A drain stopped at capacity and has not run again yet. */
   readonly backlog: boolean;
   readonly stopped: boolean;
@@ -109,6 +113,12 @@ export function createDispatchSlots({
     },
     get reserved() {
       return reserved;
+    },
+    get running() {
+      return running;
+    },
+    get waiting() {
+      return waiting.length;
     },
     get backlog() {
       return backlog;

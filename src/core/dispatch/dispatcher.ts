@@ -54,9 +54,29 @@ export interface DispatcherOptions {
   payloadSchemas?: PayloadSchemaMap;
 }
 
+/** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
+export interface DispatchLoad {
+  /** DISPATCH_CONCURRENCY: deliveries whose handlers may run at once. */
+  concurrency: number;
+  /** Deliveries whose handlers run now. */
+  running: number;
+  /** Hand-offs adopted and waiting in memory for a slot. */
+  waiting: number;
+  /** Hand-offs reserved for claims not yet committed. */
+  reserved: number;
+  /** A lease drain stopped at capacity: the store holds due work this dispatcher could not take. */
+  backlog: boolean;
+  /** When a new delivery was last handed to this dispatcher by ingest (epoch ms), or null: none yet. */
+  lastHandOffAt: number | null;
+}
+
 export interface Dispatcher {
   /** Asks for a drain soon (after an ingest commit, on a timer); calls coalesce. */
   wake(): void;
+  /** Resolves once no lease drain runs (one asked for meanwhile included). */
+  drained(): Promise<void>;
+  /** The dispatcher's load now (no I/O). */
+  load(): DispatchLoad;
   /** Drains every due delivery and waits for their handlers (the Worker's cron and waitUntil). */
   runUntilIdle(): Promise<void>;
   /** Stops leasing, waits for in-flight handlers up to `graceMs`, then gives back unfinished leases. */
@@ -125,6 +145,7 @@ export function createDispatcher({
   }
   const attempt = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas });
   const dispatchOne = tracing ? tracing.traceAttempt(attempt, { name: SPAN.dispatch, owner }) : attempt;
+  let lastHandOffAt: number | null = null;
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
@@ -151,7 +172,10 @@ export function createDispatcher({
 
   return {
     owner,
-    reserve: () => (slots.reserve() ? leases.grant() : null),
+    reserve() {
+      lastHandOffAt = clock();
+      return slots.reserve() ? leases.grant() : null;
+    },
     adopt(grant, d) {
       leases.hold(d.eventId, grant.claimId, grant.until);
       // Ingest parsed its body already.
@@ -162,6 +186,12 @@ export function createDispatcher({
     },
     wake() {
       void drain.wake();
+    },
+    async drained() {
+      while (drain.current) await drain.current;
+    },
+    load() {
+      return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog, lastHandOffAt };
     },
     async runUntilIdle() {
       for (;;) {

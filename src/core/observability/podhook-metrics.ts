@@ -1,5 +1,7 @@
 import type { DispatchObserver } from '../dispatch/dispatcher.js';
 import type { Clock } from '../clock.js';
+import type { Backfill } from '../backfill/backfill-store.js';
+import { backfillProgress } from '../backfill/progress.js';
 import type { DeliveryStore, OrderStats, QueueStats } from '../delivery-store.js';
 import { isEventType } from '../events/event-types.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
@@ -30,12 +32,12 @@ export interface PodhookMetrics {
 
 /**
  * podhook's metrics: deliveries by outcome and type, verification failures by reason, ingest
- * latency, dispatch lag (receipt → handler start), handler runs and failures, payload drift, and queue depth and
- * dead letters read from the store at most once per `refreshMs`, whatever the number of scrapers
+ * latency, dispatch lag (receipt → handler start), handler runs and failures, payload drift, and queue depth,
+ * dead letters and what running backfills have left, read from the store at most once per `refreshMs`, whatever the number of scrapers
  * (the counts scan the open rows, which a backlog makes long).
  */
 export function createPodhookMetrics(
-  store: Pick<DeliveryStore, 'queueStats' | 'orderStats'>,
+  store: Pick<DeliveryStore, 'queueStats' | 'orderStats' | 'listBackfills'>,
   { clock = Date.now, refreshMs = 15_000, orderedHandlers = [] }: PodhookMetricsOptions = {},
 ): PodhookMetrics {
   /** A store read shared by every scrape within `refreshMs`. */
@@ -54,6 +56,7 @@ export function createPodhookMetrics(
   };
   const queueStats = cachedRead<QueueStats>(() => store.queueStats());
   const orderStats = cachedRead<OrderStats[]>(() => store.orderStats());
+  const runningBackfills = cachedRead<Backfill[]>(() => store.listBackfills({ state: 'running' }));
   const registry = createMetricsRegistry();
   const deliveries = registry.counter('podhook_deliveries_total', 'Ingest answers by outcome and event type.');
   const verification = registry.counter('podhook_verification_failures_total', 'Deliveries refused before the store, by reason.');
@@ -73,6 +76,9 @@ export function createPodhookMetrics(
     ];
   });
   registry.gauge('podhook_dead_letters', 'Deliveries in status dead.', async () => [[{}, (await queueStats()).dead]]);
+  registry.gauge('podhook_backfill_remaining', 'Deliveries a running backfill has not passed yet, by handler.', async () =>
+    (await runningBackfills()).map((b) => [{ handler: b.handler }, backfillProgress(b, clock()).remaining]),
+  );
   const stale = registry.counter('podhook_order_stale_total', 'Stale events met by ordered handlers (a newer one of the key already ran), by handler and action: run or skip.');
   if (orderedHandlers.length > 0) {
     const byHandler = async () => {

@@ -1,5 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { backfillJson } from '../../core/backfill/progress.js';
+import { backfillPlanJson, planBackfill, startBackfill, type BackfillRequest } from '../../core/backfill/start-backfill.js';
+import { parseTimeOrDuration } from '../../core/time-or-duration.js';
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
@@ -28,6 +31,24 @@ const ReplaySchema = z.union([
     .strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), type: z.string().max(200).optional(), since: sinceTime.optional(), handler: z.string().optional() })
     .refine((f) => f.status !== undefined || f.type !== undefined || f.since !== undefined, 'name event_ids, or at least one of status, type, since'),
 ]);
+
+const BackfillSchema = z.union([
+  z.strictObject({ cancel: z.string().max(100) }),
+  z.strictObject({
+    handler: z.string().max(200),
+    since: z.string().max(100).optional(),
+    until: z.string().max(100).optional(),
+    type: z.string().max(200).optional(),
+    rate: z.number().optional(),
+    dry_run: z.boolean().optional(),
+  }),
+]);
+
+/** Refuses a cookie-authenticated POST without the session's CSRF header (bearer requests need none). */
+async function refuseWithoutCsrf(ctx: AdminContext, c: Parameters<AdminContext['auth']['checkCsrf']>[0]) {
+  if (await ctx.auth.checkCsrf(c, c.req.header('x-podhook-csrf'))) return null;
+  return c.json(errorBody('forbidden', 'A browser session must send the x-podhook-csrf header; scripts use the bearer token.'), 403);
+}
 
 /** `/_podhook/api/*`: JSON for scripts and `podhook listen`. Mounted behind the admin auth. */
 export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
@@ -71,9 +92,8 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   });
 
   api.post('/replay', async (c) => {
-    if (!(await ctx.auth.checkCsrf(c, c.req.header('x-podhook-csrf')))) {
-      return c.json(errorBody('forbidden', 'A browser session must send the x-podhook-csrf header; scripts use the bearer token.'), 403);
-    }
+    const refused = await refuseWithoutCsrf(ctx, c);
+    if (refused) return refused;
     const parsed = ReplaySchema.safeParse(await c.req.json().catch(() => undefined));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
@@ -88,6 +108,41 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
       body.handler,
     );
     return c.json({ replayed });
+  });
+
+  api.get('/backfills', async (c) => {
+    const now = clock();
+    return c.json({ backfills: (await store.listBackfills({ limit: 50 })).map((b) => backfillJson(b, now)) });
+  });
+
+  api.post('/backfills', async (c) => {
+    const refused = await refuseWithoutCsrf(ctx, c);
+    if (refused) return refused;
+    const parsed = BackfillSchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new InvalidRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalid_backfill');
+    }
+    const body = parsed.data;
+    if ('cancel' in body) {
+      const cancelled = await store.cancelBackfill(body.cancel, clock());
+      if (!cancelled) return c.json(errorBody('not_found', 'No running backfill has this id.'), 404);
+      return c.json({ backfill: backfillJson(cancelled, clock()) });
+    }
+    const now = clock();
+    const when = (field: string, text: string | undefined) => {
+      if (text === undefined) return undefined;
+      const at = parseTimeOrDuration(text, now);
+      if (at === null) throw new InvalidRequestError(`${field}: must be an ISO 8601 time or a duration back from now (90s, 15m, 2h, 7d)`, 'invalid_backfill');
+      return at;
+    };
+    const request: BackfillRequest = { handler: body.handler, since: when('since', body.since), until: when('until', body.until), type: body.type, rate: body.rate };
+    if (body.dry_run) {
+      return c.json({ dry_run: true, ...backfillPlanJson(await planBackfill(store, router.handlers, request, now)) });
+    }
+    const { backfill } = await startBackfill(store, router.handlers, request, now);
+    ctx.backfillStarted();
+    return c.json({ backfill: backfillJson(backfill, clock()) }, 201);
   });
 
   api.get('/stats', async (c) => {

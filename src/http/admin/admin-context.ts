@@ -15,6 +15,8 @@ export interface AdminContext {
   pollMs: number;
   sleep: (ms: number) => Promise<void>;
   lastDowntime: () => Promise<Downtime | null>;
+  /** A backfill was started here: this receiver's runner looks for it at once. */
+  backfillStarted: () => void;
   /** Hands these deliveries back to the dispatcher; resolves with how many. */
   replay(eventIds: readonly string[], handler?: string): Promise<number>;
   /** The same for every delivery the filters match. */

@@ -27,6 +27,8 @@ export interface AdminOptions {
   clock?: Clock;
   /** Called after a replay put deliveries back, so the dispatcher runs them soon. */
   wake?: () => void;
+  /** Called after a backfill was started here, so this receiver's runner looks for it at once. */
+  backfillStarted?: () => void;
   /** The last time the receiver was down (the alerts heartbeat), shown in the banner and stats. */
   lastDowntime?: () => Promise<Downtime | null>;
   /** The longest an export long poll (`wait=`) holds a request: Node 25 s; 0 answers at once (Worker). */
@@ -55,6 +57,7 @@ export function createAdmin({
   logger,
   clock = systemClock,
   wake = () => {},
+  backfillStarted = () => {},
   lastDowntime = async () => null,
   maxWaitMs = 25_000,
   pollMs = 250,
@@ -81,6 +84,7 @@ export function createAdmin({
     settleMs,
     sleep,
     lastDowntime,
+    backfillStarted,
     replay: replayIds,
     async replayMatching(filters, handler) {
       const ids: string[] = [];

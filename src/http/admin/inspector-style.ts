@@ -58,6 +58,13 @@ figcaption { display: flex; flex-wrap: wrap; gap: .3rem .8rem; font-size: .8rem;
 .key::before { content: ""; display: inline-block; width: .7rem; height: .7rem; margin-right: .3rem; border-radius: 2px; background: currentColor; vertical-align: -1px; }
 .key.o-processed { color: var(--ok); } .key.o-ignored { color: var(--idle); } .key.o-queued { color: var(--info); } .key.o-failed { color: var(--warn); } .key.o-dead { color: var(--bad); } .key.o-quarantined { color: var(--odd); }
 header form { margin: 0; }
+header nav { display: flex; gap: .9rem; align-items: baseline; flex-wrap: wrap; }
+.s-running { background: var(--info); } .s-done { background: var(--ok); } .s-cancelled { background: var(--idle); }
+section.backfill { border: 1px solid var(--line); border-radius: 6px; padding: 0 .9rem .8rem; margin: .8rem 0; }
+section.backfill h2 { display: flex; gap: .5rem; align-items: center; }
+p.bar { display: flex; gap: .8rem; align-items: center; margin: .4rem 0; }
+progress { flex: 1; height: 1.1rem; accent-color: var(--info); }
+p.bar .count { white-space: nowrap; font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) { ul.deliveries a { grid-template-columns: auto 1fr; } ul.deliveries time { grid-column: 1 / -1; } }
 /* On a phone each handler run is a small card: label and value per line, nothing to scroll sideways. */
 @media (max-width: 40rem) {

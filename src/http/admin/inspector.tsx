@@ -11,6 +11,8 @@ import { createAdminApi } from './admin-api.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminEnv } from './admin-env.js';
 import { readOrderWaits } from '../../core/order/waiting-on.js';
+import type { Backfill } from '../../core/backfill/backfill-store.js';
+import { backfillProgress } from '../../core/backfill/progress.js';
 import { MAX_DURATION_SAMPLES, readRuns, pageOf, parseListQuery, statsAnswer, type StatsAnswer } from './admin-queries.js';
 import { OutcomeChart } from './outcome-chart.js';
 import { INSPECTOR_CSS } from './inspector-style.js';
@@ -39,7 +41,10 @@ function Layout({ c, title, children }: { c: Context<AdminEnv>; title: string; c
       </head>
       <body>
         <header>
-          <a class="brand" href="/_podhook/">podhook</a>
+          <nav>
+            <a class="brand" href="/_podhook/">podhook</a>
+            {c.get('adminAuth') ? <><a href="/_podhook/">Deliveries</a> <a href="/_podhook/backfills">Backfills</a></> : null}
+          </nav>
           {c.get('adminAuth') === 'cookie' ? (
             <form method="post" action="/_podhook/logout" class="inline">
               <CsrfField c={c} />
@@ -156,6 +161,47 @@ function DeliveryList({ rows }: { rows: Delivery[] }) {
         );
       })}
     </ul>
+  );
+}
+
+/** One backfill: its progress bar (a native <progress>: no script), rate, estimated end, and Cancel while it runs. */
+function BackfillCard({ c, b, now }: { c: Context<AdminEnv>; b: Backfill; now: number }) {
+  const p = backfillProgress(b, now);
+  const pct = b.total === 0 ? 100 : Math.min(100, Math.floor((p.done / b.total) * 100));
+  const held = b.state === 'running' && b.lease !== null && b.lease.until >= now;
+  return (
+    <section class="backfill" data-backfill-id={b.id}>
+      <h2>
+        {b.handler} <StatusBadge status={b.state} />
+      </h2>
+      <p class="bar">
+        <progress value={Math.min(p.done, b.total)} max={Math.max(b.total, 1)} aria-label={`${b.handler}: ${p.done} of ${b.total} deliveries`}>{pct}%</progress>
+        <span class="count">{p.done} of {b.total}</span>
+      </p>
+      <dl class="facts">
+        <dt>rate</dt>
+        <dd>{p.ratePerSecond === null ? '–' : `${p.ratePerSecond.toFixed(1)} deliveries/s over the last minute`}</dd>
+        {b.state === 'running' ? <><dt>estimated end</dt><dd class="eta">{p.estimatedEnd === null ? '–' : iso(p.estimatedEnd)}</dd></> : null}
+        <dt>handed over</dt><dd>{b.requeued} (skipped: {b.skipped} already handled)</dd>
+        <dt>range</dt>
+        <dd>
+          {b.eventType ?? 'every type it takes'}, received {b.since === null ? '' : `from ${iso(b.since)} `}
+          {b.until === null ? 'until it first runs' : `before ${iso(b.until)}`}
+        </dd>
+        {b.rate !== null ? <><dt>rate limit</dt><dd>{b.rate}/s</dd></> : null}
+        {b.state === 'running' ? <><dt>running on</dt><dd>{held ? b.lease!.owner : 'no receiver holds it now: the next one with the handler takes it'}</dd></> : null}
+        <dt>started</dt><dd>{iso(b.createdAt)}</dd>
+        {b.finishedAt !== null ? <><dt>finished</dt><dd>{iso(b.finishedAt)}</dd></> : null}
+        {b.error ? <><dt>error</dt><dd class="err">{b.error}</dd></> : null}
+        <dt>id</dt><dd><code>{b.id}</code></dd>
+      </dl>
+      {b.state === 'running' ? (
+        <form method="post" action={`/_podhook/backfills/${b.id}/cancel`} class="inline">
+          <CsrfField c={c} />
+          <button type="submit">Cancel</button>
+        </form>
+      ) : null}
+    </section>
   );
 }
 
@@ -377,6 +423,30 @@ export function createInspector(ctx: AdminContext): Hono<AdminEnv> {
     const id = c.req.param('id').toLowerCase();
     const n = await ctx.replay([id]);
     return c.redirect(`/_podhook/deliveries/${encodeURIComponent(id)}?redelivered=${n > 0 ? 1 : 0}`, 303);
+  });
+
+  app.get('/backfills', async (c) => {
+    const now = clock();
+    const backfills = await store.listBackfills({ limit: 50 });
+    const note = c.req.query('cancelled');
+    return c.html(
+      <Layout c={c} title="Backfills">
+        <h1>Backfills</h1>
+        {note !== undefined ? <p class="notice" role="status">{note === '1' ? 'Cancelled: deliveries already handed to the dispatcher still run.' : 'Not cancelled: it is no longer running.'}</p> : null}
+        <p class="muted">
+          A backfill runs a handler added late on the stored deliveries of its types, paced so live deliveries go first. Start one with{' '}
+          <code>podhook backfill NAME</code> or <code>POST /_podhook/api/backfills</code>. Reload for progress.
+        </p>
+        {backfills.length === 0 ? <p class="empty">No backfill has been started.</p> : backfills.map((b) => <BackfillCard c={c} b={b} now={now} />)}
+      </Layout>,
+    );
+  });
+
+  app.post('/backfills/:id/cancel', async (c) => {
+    const checked = await checkForm(c);
+    if (!checked.ok) return checked.answer;
+    const cancelled = await store.cancelBackfill(c.req.param('id'), clock());
+    return c.redirect(`/_podhook/backfills?cancelled=${cancelled ? 1 : 0}`, 303);
   });
 
   const deadFilters = (f: Filters): Omit<ScanDeliveriesOptions, 'after' | 'limit'> => {

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../../src/core/config.js';
 import { ConfigError } from '../../../src/core/errors.js';
 import { startServer, type RunningServer } from '../../../src/node/serve.js';
-import { failHandler, handlers, resetRecording } from '../../fixtures/recording-handlers.js';
+import { failHandler, handlers, recordedCalls, resetRecording } from '../../fixtures/recording-handlers.js';
+import { historyDeliveries } from '../../helpers/seed-history.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 import { runCli } from '../../helpers/spawn-podhook.js';
@@ -173,6 +174,64 @@ describe('admin API (Node)', () => {
     }
   });
 
+  it('starts a backfill (dry run first), shows its progress, refuses a second one, and cancels it', async () => {
+    const history = historyDeliveries({ count: 200, pods: 10, from: Date.now() - 3 * 86_400_000, eventType: 'pod.backup.completed' });
+    await server.runtime.store.importDeliveries(history);
+    const post = (body: unknown) => api('/backfills', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await vi.waitFor(async () => expect((await server.runtime.store.handlerRegistrations()).map((r) => r.handler)).toContain('recordBackups'));
+
+    const dry = await post({ handler: 'recordBackups', dry_run: true });
+    expect(dry.status).toBe(200);
+    expect(await dry.json()).toMatchObject({ dry_run: true, handler: 'recordBackups', types: ['pod.backup.completed', 'pod.backup.failed'], matching: 200, already_handled: 0, would_run: 200, dead_letters: 0 });
+    expect(await server.runtime.store.listBackfills()).toEqual([]);
+
+    const started = await post({ handler: 'recordBackups', since: '7d', rate: 40 });
+    expect(started.status).toBe(201);
+    const { backfill } = (await started.json()) as { backfill: { id: string; state: string; total: number } };
+    expect(backfill).toMatchObject({ state: 'running', total: 200, rate: 40 });
+    const second = await post({ handler: 'recordBackups' });
+    expect(second.status).toBe(400);
+    expect(await second.json()).toEqual({
+      error: { code: 'invalid_request', message: `a backfill of recordBackups is already running (${backfill.id}): cancel it or wait for it to finish`, details: { backfill_id: backfill.id } },
+    });
+
+    // Paced at 40/s: progress shows while it runs, with a rate and an estimated end.
+    type Listed = { id: string; state: string; requeued: number; remaining: number; rate_per_second: number | null; estimated_end: string | null; running_on: string | null };
+    let listed: Listed | undefined;
+    await vi.waitFor(
+      async () => {
+        listed = ((await (await api('/backfills')).json()) as { backfills: Listed[] }).backfills[0];
+        expect(listed?.requeued).toBeGreaterThanOrEqual(40);
+        expect(listed?.rate_per_second).toBeGreaterThan(0);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(listed).toMatchObject({ id: backfill.id, state: 'running', running_on: server.runtime.dispatcher.owner });
+    expect(listed!.remaining).toBeGreaterThan(0);
+    expect(Date.parse(listed!.estimated_end!)).toBeGreaterThan(Date.now());
+    const cancel = await post({ cancel: backfill.id });
+    expect(cancel.status).toBe(200);
+    const cancelled = ((await cancel.json()) as { backfill: { state: string; requeued: number } }).backfill;
+    expect(cancelled.state).toBe('cancelled');
+    expect((await post({ cancel: backfill.id })).status).toBe(404);
+    // It stops: what was handed over runs, nothing more is.
+    await vi.waitFor(async () => expect((await server.runtime.store.list({ status: 'queued', limit: 10 })).length).toBe(0), { timeout: 5_000 });
+    const ran = recordedCalls().filter((c) => c.handler === 'recordBackups').length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await server.runtime.store.getBackfill(backfill.id))!.requeued).toBe(cancelled.requeued);
+    expect(recordedCalls().filter((c) => c.handler === 'recordBackups')).toHaveLength(ran);
+    expect(ran).toBe(cancelled.requeued);
+    expect(ran).toBeLessThan(200);
+    // Only the backfill's handler ran on history.
+    expect(recordedCalls().filter((c) => c.handler === 'recordAll')).toEqual([]);
+
+    for (const body of [{}, { handler: 'nobody' }, { handler: 'recordBackups', type: 'pod.created' }, { handler: 'recordBackups', since: 'last week' }, { handler: 'recordBackups', rate: 0.5 }, { cancel: 1 }, { handler: 'recordBackups', extra: 1 }]) {
+      const bad = await post(body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
+    }
+  });
+
   it('answers stats: deliveries per hour by outcome, runs and failures per handler, p50/p99, dead letters', async () => {
     failHandler('recordBackups');
     const dead = await deliver('pod.backup.failed');
@@ -281,6 +340,11 @@ describe('admin refusals (Node)', () => {
       fetch(`${server.url}/_podhook/api/replay`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ event_ids: [d.eventId] }) });
     expect((await jsonReplay({})).status).toBe(403);
     expect((await jsonReplay({ 'x-podhook-csrf': csrf })).status).toBe(200);
+    const jsonBackfill = (headers: Record<string, string>) =>
+      fetch(`${server.url}/_podhook/api/backfills`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ handler: 'recordAll', dry_run: true }) });
+    expect((await jsonBackfill({})).status).toBe(403);
+    expect((await jsonBackfill({ 'x-podhook-csrf': csrf })).status).toBe(200);
+    expect((await post('/backfills/00000000-0000-4000-8000-000000000000/cancel', { csrf: 'forged' })).status).toBe(403);
     const redelivered = await post(`/deliveries/${d.eventId}/redeliver`, { csrf });
     expect(redelivered.status).toBe(303);
     expect(log.text()).not.toContain(TOKEN);

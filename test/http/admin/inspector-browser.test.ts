@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../../src/node/serve.js';
-import { failHandler, resetRecording } from '../../fixtures/recording-handlers.js';
+import { startBackfill } from '../../../src/core/backfill/start-backfill.js';
+import { failHandler, handlers, recordedCalls, resetRecording } from '../../fixtures/recording-handlers.js';
+import { historyDeliveries } from '../../helpers/seed-history.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 import { runCli } from '../../helpers/spawn-podhook.js';
@@ -36,7 +38,7 @@ afterEach(async () => {
 const nowS = () => Math.floor(Date.now() / 1000);
 
 describe('inspector in Chromium', () => {
-  it('logs in, opens a delivery, redelivers a dead letter and sees it processed, draws the chart', async (ctx) => {
+  it('logs in, opens a delivery, redelivers a dead letter and sees it processed, draws the chart, shows and cancels a backfill', async (ctx) => {
     if (!existsSync(CHROMIUM)) {
       if (process.env.CI === 'true') throw new Error(INSTALL_HINT);
       console.warn(INSTALL_HINT); // the skip note alone is not printed by the default reporter
@@ -146,6 +148,34 @@ describe('inspector in Chromium', () => {
     await expect.poll(() => page.textContent('.notice')).toContain('2 handed back');
     for (const d of more) await vi.waitFor(async () => expect(await (async () => (await store.get(d.eventId))?.status === 'processed')(), 'bulk processed').toBe(true), { timeout: 5000 });
 
+    // A backfill of a handler added late, paced at 20/s: its page shows the bar, the rate and the end; Cancel stops it.
+    await store.importDeliveries(historyDeliveries({ count: 400, pods: 20, from: Date.now() - 5 * 86_400_000, eventType: 'pod.backup.completed' }));
+    await vi.waitFor(async () => expect((await store.handlerRegistrations()).length).toBe(2));
+    const { backfill } = await startBackfill(store, handlers, { handler: 'recordBackups', rate: 20 }, Date.now());
+    server.runtime.backfills.wake();
+    await vi.waitFor(async () => expect((await store.getBackfill(backfill.id))!.requeued).toBeGreaterThanOrEqual(40), { timeout: 10_000 });
+    await page.click('header nav a:has-text("Backfills")');
+    await page.waitForURL(`${server.url}/_podhook/backfills`);
+    const card = page.locator(`section.backfill[data-backfill-id="${backfill.id}"]`);
+    expect(await card.locator('h2 .badge').textContent()).toBe('running');
+    const bar = card.locator('progress');
+    expect(Number(await bar.getAttribute('max'))).toBe(400);
+    const value = Number(await bar.getAttribute('value'));
+    expect(value).toBeGreaterThanOrEqual(40);
+    expect(value).toBeLessThan(400);
+    expect(await bar.getAttribute('aria-label')).toBe(`recordBackups: ${value} of 400 deliveries`);
+    expect(await card.textContent()).toMatch(/\d+\.\d deliveries\/s over the last minute/);
+    expect(Date.parse((await card.locator('dd.eta').textContent())!)).toBeGreaterThan(Date.now());
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-backfills.png'), fullPage: true });
+    await card.locator('button:has-text("Cancel")').click();
+    await expect.poll(() => page.textContent('.notice')).toContain('Cancelled');
+    expect(await card.locator('h2 .badge').textContent()).toBe('cancelled');
+    expect(await card.locator('button:has-text("Cancel")').count()).toBe(0);
+    const stopped = (await store.getBackfill(backfill.id))!;
+    expect(stopped.state).toBe('cancelled');
+    expect(recordedCalls().filter((c) => c.handler === 'recordAll' && c.type === 'pod.backup.completed')).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-backfills-cancelled.png'), fullPage: true });
+
     // A phone's width: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${server.url}/_podhook/deliveries/${dead.eventId}`);
@@ -153,6 +183,9 @@ describe('inspector in Chromium', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.goto(`${server.url}/_podhook/`);
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-phone-list.png'), fullPage: true });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.goto(`${server.url}/_podhook/backfills`);
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-phone-backfills.png'), fullPage: true });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(cspErrors).toEqual([]);
     expect(log.text()).not.toContain(TOKEN);
