@@ -38,12 +38,9 @@ afterEach(async () => {
 const nowS = () => Math.floor(Date.now() / 1000);
 
 describe('inspector in Chromium', () => {
-  it('logs in, opens a delivery, redelivers a dead letter and sees it processed, draws the chart, shows and cancels a backfill', async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI === 'true') throw new Error(INSTALL_HINT);
-      console.warn(INSTALL_HINT); // the skip note alone is not printed by the default reporter
-      ctx.skip(INSTALL_HINT);
-    }
+  it('logs in, opens a delivery, redelivers a dead letter and sees it processed, draws the chart, shows and cancels a backfill', async () => {
+    // No browser fails the run with how to get one: a skip would hide the missing install step.
+    if (!existsSync(CHROMIUM)) throw new Error(INSTALL_HINT);
     resetRecording();
     failHandler('recordBackups');
     const log = captureLogger();
