@@ -13,17 +13,20 @@
  * median and range; `--out=FILE` keeps every round.
  *
  * Options: `--rounds=N` (default 8), `--burst-ms=MS` (3000), `--rate` (a 1,000 req/s phase per
- * build and round too: its p99), `--targets=NAME,…` (bench/run.ts targets measured alongside,
- * e.g. group-commit-podhook-work), `--env=K=V,…` (for every build).
+ * build and round too: its p99), `--targets=NAME[@DIR],…` (bench/run.ts targets measured
+ * alongside, e.g. group-commit-podhook-work; `@DIR`: its script as in DIR, a worktree of another
+ * commit; with no `--builds`, the first target is the one compared against), `--env=K=V,…`
+ * (for every build).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { aimAt, burst, load, median, podhookArgs, ROOT, round, rssMb, startTarget, type Running, type TargetSpec } from './harness.js';
 
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const builds = (option('builds') ?? 'this=.').split(',').map((b) => {
+const others = (option('targets') ?? '').split(',').filter(Boolean);
+const builds = (option('builds') ?? (others.length > 0 ? '' : 'this=.')).split(',').filter(Boolean).map((b) => {
   const [label, dir] = b.includes('=') ? (b.split('=') as [string, string]) : [b, b];
   return { label, dir: resolve(ROOT, dir) };
 });
@@ -31,7 +34,6 @@ const ROUNDS = Number(option('rounds') ?? 8);
 const BURST_MS = Number(option('burst-ms') ?? 3000);
 const withRate = process.argv.includes('--rate');
 const env = Object.fromEntries((option('env') ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
-const others = (option('targets') ?? '').split(',').filter(Boolean);
 const out = option('out');
 const CONCURRENCY = 32;
 
@@ -60,10 +62,11 @@ async function main() {
       args: podhookArgs().map((a) => (a === 'dist/src/cli/run.js' ? join(dir, a) : a)),
       env,
     })),
-    ...others.map((name) => {
+    ...others.map((entry) => {
+      const [name, dir] = entry.split('@') as [string, string | undefined];
       const spec = OTHER_TARGETS[name];
       if (!spec) throw new Error(`unknown target ${name} (one of ${Object.keys(OTHER_TARGETS).join(', ')})`);
-      return spec;
+      return dir ? { ...spec, name: `${name}@${basename(dir)}`, args: spec.args.map((a) => (a.startsWith('bench/') ? join(resolve(ROOT, dir), a) : a)) } : spec;
     }),
   ];
   const dir = mkdtempSync(join(tmpdir(), 'podhook-ab-'));
