@@ -35,6 +35,8 @@ const seconds = Number(option('seconds') ?? 10);
 const rate = option('rate') ? Number(option('rate')) : undefined;
 const dir = resolve(option('dir') ?? mkdtempSync(join(tmpdir(), 'podhook-profile-')));
 const base = option('base');
+/** `--node=FLAG,FLAG`: node options for podhook after `npm start`'s own (a later one wins). */
+const nodeFlags = (option('node') ?? '').split(',').filter(Boolean);
 
 const mode = process.argv.includes('--alloc') ? 'alloc' : process.argv.includes('--retained') ? 'retained' : process.argv.includes('--promoted') ? 'promoted' : process.argv.includes('--gc') ? 'gc' : 'cpu';
 const profDir = mkdtempSync(join(tmpdir(), 'podhook-cpuprof-'));
@@ -44,7 +46,7 @@ const allocEnv: Record<string, string> = mode === 'cpu' || mode === 'gc' ? {} : 
 const EXIT_ON_SIGTERM = ['--import', 'data:text/javascript,process.on("SIGTERM",()=>process.exit(0))'];
 const script = base ? join(resolve(base), 'dist/src/cli/run.js') : 'dist/src/cli/run.js';
 const SPECS: Record<string, TargetSpec> = {
-  podhook: { name: 'podhook', args: podhookArgs(...prof).map((a) => (a === 'dist/src/cli/run.js' ? script : a)), env: { ...envOption(), ...allocEnv } },
+  podhook: { name: 'podhook', args: podhookArgs(...prof, ...nodeFlags).map((a) => (a === 'dist/src/cli/run.js' ? script : a)), env: { ...envOption(), ...allocEnv } },
   'group-commit-podhook-work': { name: 'group-commit-podhook-work', args: [...prof, ...EXIT_ON_SIGTERM, '--import', 'tsx', 'bench/targets/group-commit.ts'], env: { GROUP_COMMIT_WORK: 'podhook', ...allocEnv } },
   'group-commit': { name: 'group-commit', args: [...prof, ...EXIT_ON_SIGTERM, '--import', 'tsx', 'bench/targets/group-commit.ts'], env: allocEnv },
   limit: { name: 'limit', args: [...prof, ...EXIT_ON_SIGTERM, '--import', 'tsx', 'bench/targets/limit.ts'], env: allocEnv },
@@ -65,12 +67,12 @@ async function main() {
     load({ ...aimAt(running), durationMs: 2000, concurrency: 32 }); // warm-up: JIT, page cache
     if (mode === 'gc') {
       const from = running.output().length;
-      const result = load({ ...aimAt(running), durationMs: seconds * 1000, concurrency: rate ? 64 : 32, rate, serverPids: [running.child.pid!] });
+      const result = load({ ...aimAt(running), durationMs: seconds * 1000, concurrency: rate ? 64 : 32, rate, serverPids: [running.child.pid!], poolSize: seconds * 10_000 });
       console.log(gcReport(target, result, running.output().slice(from)));
       return;
     }
     if (mode !== 'cpu') {
-      const measured = loadAsync({ ...aimAt(running), durationMs: Math.max(seconds, 8) * 1000, concurrency: rate ? 64 : 32, rate });
+      const measured = loadAsync({ ...aimAt(running), durationMs: Math.max(seconds, 8) * 1000, concurrency: rate ? 64 : 32, rate, poolSize: Math.max(seconds, 8) * 10_000 });
       await sleep(3000); // the client started, signed its deliveries and is about 1.5 s into its load
       running.child.kill('SIGUSR2');
       await sleep(4000);
@@ -81,7 +83,8 @@ async function main() {
       console.log(summarize(heapProfile));
       return;
     }
-    const result = load({ ...aimAt(running), durationMs: seconds * 1000, concurrency: rate ? 64 : 32, rate, serverPids: [running.child.pid!] });
+    // Enough deliveries signed for the whole run at up to 10,000 a second: a repeated one would be a duplicate, another path.
+    const result = load({ ...aimAt(running), durationMs: seconds * 1000, concurrency: rate ? 64 : 32, rate, serverPids: [running.child.pid!], poolSize: seconds * 10_000 });
     console.log(
       `${target}: ${result.rps} req/s, p99 ${result.latencyMs.p99} ms, server CPU ${Math.round(((result.serverCpuMs ?? 0) * 1000) / result.sent)} µs/request, ${Math.round((result.serverCpuShare ?? 0) * 100)}% of a core`,
     );
