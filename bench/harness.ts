@@ -193,6 +193,19 @@ export function load(options: LoadOptions): LoadResult {
   return JSON.parse(result.stdout) as LoadResult;
 }
 
+/** `load` as a promise, the client running meanwhile: several clients at once, or signals sent to a target while it runs. */
+export function loadAsync(options: LoadOptions): Promise<LoadResult> {
+  const [cmd, args] = pin(1, process.execPath, ['--import', 'tsx', 'bench/load-client.ts', JSON.stringify(options)]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout) as LoadResult) : reject(new Error(`load client failed: ${stderr}`))));
+  });
+}
+
 /**
  * Pins a process and every process under it to `cores` (`taskset -a -p`); processes forked later
  * (PostgreSQL's new backends) inherit the postmaster's. A no-op without two cores and taskset.

@@ -4,10 +4,12 @@
 // each answered after it. It shows what the design itself costs on this machine.
 //
 // GROUP_COMMIT_WORK=podhook does by hand the durable work podhook does for each delivery: its
-// schema (drizzle/sqlite/*.sql: the event-id key, the replay index, the queue indexes), the content
-// digest and kept headers, the body decoded and parsed, the insert with its lease, the three log
-// lines (pino, asynchronous writes in 4 KiB chunks), and the outcome update, which joins the next
-// commit. No handler module, no metrics, no request ids, no error paths.
+// schema (every migration of drizzle/sqlite/, in its journal's order: the event-id key, the
+// replay index, the queue indexes), the content digest and kept headers, the body decoded and
+// parsed, the insert with its lease and claim id, the three log lines (pino, asynchronous writes
+// in 4 KiB chunks), and the outcome update fenced by the claim id (with the run's duration and
+// replica, as podhook writes them), which joins the next commit. No handler module, no metrics,
+// no request ids, no error paths.
 // Otherwise (one-table): the one-table store of the other targets, nothing else.
 import { createHash } from 'node:crypto';
 import { fdatasync, openSync, readFileSync } from 'node:fs';
@@ -20,6 +22,7 @@ const secret = process.env.SVC_WEBHOOK_SECRET!;
 const path = process.env.DATABASE_PATH!;
 const podhookWork = process.env.GROUP_COMMIT_WORK === 'podhook';
 const LEASE_MS = 35_000;
+const OWNER = `group-commit-pid${process.pid}`;
 const OUTCOME_DELAY_MS = 10;
 
 const db = new Database(path);
@@ -35,6 +38,8 @@ interface Pending {
   t: number;
   res: ServerResponse;
   inserted?: boolean;
+  claimId?: string;
+  durationMs?: number;
   digest?: Buffer;
   headers?: string;
   payload?: { data?: { pod?: { id?: string; status?: string } } };
@@ -43,25 +48,29 @@ interface Pending {
 let insert: (p: Pending) => boolean;
 let recordOutcome: (p: Pending) => void = () => {};
 if (podhookWork) {
-  for (const file of ['0000_init.sql', '0001_partial_indexes.sql', '0002_signed_content_index.sql']) {
-    for (const statement of readFileSync(new URL(`../../drizzle/sqlite/${file}`, import.meta.url), 'utf8').split('--> statement-breakpoint')) {
+  const migrations = new URL('../../drizzle/sqlite/', import.meta.url);
+  const journal = JSON.parse(readFileSync(new URL('meta/_journal.json', migrations), 'utf8')) as { entries: { tag: string }[] };
+  for (const { tag } of journal.entries) {
+    for (const statement of readFileSync(new URL(`${tag}.sql`, migrations), 'utf8').split('--> statement-breakpoint')) {
       db.exec(statement);
     }
   }
+  let claims = 0;
   const ins = db.prepare(
     `insert into deliveries (event_id, event_type, signature_t, content_digest, body, headers, received_at, last_received_at,
-       status, next_attempt_at, lease_owner, lease_until) values (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, 'me', ?)
+       status, next_attempt_at, lease_owner, lease_until, claim_id) values (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)
      on conflict do nothing`,
   );
   insert = (p) => {
     const now = Date.now();
-    return ins.run(p.id, p.type, p.t, p.digest, p.body, p.headers, now, now, now, now + LEASE_MS).changes > 0;
+    p.claimId = `${OWNER}.${(++claims).toString(36)}`;
+    return ins.run(p.id, p.type, p.t, p.digest, p.body, p.headers, now, now, now, OWNER, now + LEASE_MS, p.claimId).changes > 0;
   };
   const upd = db.prepare(
     `update deliveries set status = 'processed', attempts = 1, last_error = null, next_attempt_at = null, processed_at = ?,
-       lease_owner = null, lease_until = null where event_id = ? and lease_owner = 'me'`,
+       duration_ms = ?, ran_by = ?, lease_owner = null, lease_until = null, claim_id = null where event_id = ? and claim_id = ?`,
   );
-  recordOutcome = (p) => void upd.run(Date.now(), p.id);
+  recordOutcome = (p) => void upd.run(Date.now(), p.durationMs, OWNER, p.id, p.claimId);
 } else {
   db.exec(`create table if not exists events (
     event_id text primary key, event_type text not null, body blob not null, received_at integer not null)`);
@@ -111,7 +120,8 @@ function answer(p: Pending, status: number) {
     const started = performance.now();
     const pod = p.payload?.data?.pod;
     log.info({ event_id: p.id, event_type: p.type, handler: 'podStatusChanged', attempt: 1, pod_id: pod?.id, status: pod?.status }, 'pod status changed');
-    log.info({ event_id: p.id, event_type: p.type, handler: 'podStatusChanged', attempt: 1, duration_ms: performance.now() - started, outcome: 'succeeded' }, 'handler run');
+    p.durationMs = Math.round(performance.now() - started);
+    log.info({ event_id: p.id, event_type: p.type, handler: 'podStatusChanged', attempt: 1, duration_ms: p.durationMs, outcome: 'succeeded' }, 'handler run');
     finished.push(p);
     lazyTimer ??= setTimeout(flush, OUTCOME_DELAY_MS);
   });

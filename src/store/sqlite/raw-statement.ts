@@ -7,12 +7,14 @@ export interface CompilableQuery {
 }
 
 /**
- * Prepares a drizzle query on better-sqlite3 directly: the SQL is drizzle's, compiled once; each
- * call binds positional values and returns rows as arrays. The hot statements (claim, outcome)
- * run this way because drizzle's prepared query maps placeholders and result rows through
- * generic code on every call, which costs more than the statement itself here.
+ * Prepares a drizzle query with no `RETURNING` on better-sqlite3 directly: the SQL is drizzle's,
+ * compiled once; each call binds positional values, runs it and answers how many rows it
+ * changed. The hot statements (claim, outcome) run this way because drizzle's prepared query
+ * maps placeholders and result rows through generic code on every call, which costs more than
+ * the statement itself here; and reading the changes, not a returned row, saves about 2 µs a
+ * statement.
  */
-export function prepareRaw<P extends object>(client: Database.Database, query: CompilableQuery): (params: P) => unknown[][] {
+export function prepareRun<P extends object>(client: Database.Database, query: CompilableQuery): (params: P) => number {
   const { sql, params } = query.toSQL();
   const bind = params.map((p): ((values: Record<string, unknown>) => unknown) => {
     if (is(p, Placeholder)) {
@@ -26,6 +28,6 @@ export function prepareRaw<P extends object>(client: Database.Database, query: C
     }
     return () => p; // a literal drizzle inlined (defaults such as delivery_count = 1)
   });
-  const statement = client.prepare(sql).raw(true);
-  return (params) => statement.all(bind.map((b) => b(params as Record<string, unknown>))) as unknown[][];
+  const statement = client.prepare(sql);
+  return (values) => statement.run(bind.map((b) => b(values as Record<string, unknown>))).changes;
 }

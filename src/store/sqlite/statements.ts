@@ -29,7 +29,12 @@ export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
     .set({ deliveryCount: sql`${deliveries.deliveryCount} + 1`, lastReceivedAt: p.receivedAt as number })
     .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.eventType, p.eventType)))
     .returning({ deliveryCount: deliveries.deliveryCount });
-  const insert = db
+  return { bump, insert: claimInsert(db, p).returning({ eventId: deliveries.eventId }) };
+}
+
+/** A claim's insert without `RETURNING`: better-sqlite3 reads whether it inserted from its changes. */
+export function claimInsert(db: AnySqliteDatabase, p: Params<ClaimParams>) {
+  return db
     .insert(deliveries)
     .values({
       eventId: p.eventId,
@@ -48,9 +53,7 @@ export function claimStatements(db: AnySqliteDatabase, p: Params<ClaimParams>) {
       claimId: p.claimId,
       traceParent: p.traceParent,
     })
-    .onConflictDoNothing()
-    .returning({ eventId: deliveries.eventId });
-  return { bump, insert };
+    .onConflictDoNothing();
 }
 
 /** Extends one lease while its claim still holds the row (see `DeliveryStore.renewLeases`). */
@@ -165,6 +168,11 @@ export function attemptStatement(db: AnySqliteDatabase, p: Params<HandlerRunPara
 
 /** Records an outcome and releases the lease, only while its claim still holds it. */
 export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>) {
+  return outcomeUpdate(db, p).returning({ eventId: deliveries.eventId });
+}
+
+/** The outcome's update without `RETURNING`: better-sqlite3 reads whether it was recorded from its changes. */
+export function outcomeUpdate(db: AnySqliteDatabase, p: Params<OutcomeParams>) {
   return db
     .update(deliveries)
     .set({
@@ -179,6 +187,5 @@ export function outcomeStatement(db: AnySqliteDatabase, p: Params<OutcomeParams>
       leaseUntil: null,
       claimId: null,
     })
-    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId)))
-    .returning({ eventId: deliveries.eventId });
+    .where(and(eq(deliveries.eventId, p.eventId), eq(deliveries.claimId, p.claimId)));
 }

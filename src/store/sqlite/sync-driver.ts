@@ -1,14 +1,16 @@
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
+import type { ClaimResult } from '../../core/delivery.js';
 import type Database from 'better-sqlite3';
 import { createBatcher } from '../../core/batcher.js';
 import { claimParams, outcomeParams, type ClaimParams, type DeliveryRow, type HandlerRunParams, type OutcomeParams } from '../row-mapping.js';
 import * as schema from './schema.js';
 import {
   attemptStatement,
+  claimInsert,
   claimStatements,
   handlerRunStatement,
   leaseStatement,
-  outcomeStatement,
+  outcomeUpdate,
   toClaimResult,
   type AnySqliteDatabase,
   type LeaseParams,
@@ -16,7 +18,7 @@ import {
 import { orderStatements } from '../order-statements.js';
 import { placeholders } from '../params.js';
 import type { Prepare } from '../store-backend.js';
-import { prepareRaw } from './raw-statement.js';
+import { prepareRun } from './raw-statement.js';
 import type { StoreDriver } from './store-driver.js';
 
 type SyncDatabase = AnySqliteDatabase & BaseSQLiteDatabase<'sync', unknown, typeof schema> & { $client: Database.Database };
@@ -45,23 +47,25 @@ export interface SyncDriverOptions {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+const NEW: ClaimResult = Object.freeze({ outcome: 'new' });
+
 /**
  * The better-sqlite3 driver: the hot statements prepared once; writes group-committed. A write
  * that fails rejects alone: the batch is then run again one write per transaction.
  */
 export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 10, durable: makeDurable, onCommit }: SyncDriverOptions = {}): StoreDriver {
   const client = db.$client;
-  const claim = claimStatements(db, placeholders<ClaimParams>([
+  const claimParamsAt = placeholders<ClaimParams>([
     'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
     'leaseOwner', 'leaseUntil', 'claimId', 'traceParent',
-  ]));
-  const insert = prepareRaw<ClaimParams>(client, claim.insert);
-  const bumpStmt = claim.bump.prepare();
+  ]);
+  const insert = prepareRun<ClaimParams>(client, claimInsert(db, claimParamsAt));
+  const bumpStmt = claimStatements(db, claimParamsAt).bump.prepare();
   const leaseStmt = leaseStatement(db, placeholders<LeaseParams>(['owner', 'claimId', 'now', 'leaseUntil', 'limit'])).prepare();
   const runParams = placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs', 'claimId', 'outcome', 'ranBy']);
   const runStmt = handlerRunStatement(db, runParams).prepare();
   const attemptStmt = attemptStatement(db, runParams).prepare();
-  const outcome = prepareRaw<OutcomeParams>(client, outcomeStatement(db, placeholders<OutcomeParams>([
+  const outcome = prepareRun<OutcomeParams>(client, outcomeUpdate(db, placeholders<OutcomeParams>([
     'eventId', 'claimId', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs', 'ranBy',
   ])));
 
@@ -140,9 +144,9 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
       write(() =>
         batch.map((d) => {
           const values = claimParams(d);
-          const inserted = insert(values);
-          if (d.order && inserted.length > 0) for (const q of order.entries(db, d)) q.all();
-          return toClaimResult(inserted, inserted.length > 0 ? [] : (bumpStmt.all(values as never) as { deliveryCount: number }[]));
+          const inserted = insert(values) > 0;
+          if (d.order && inserted) for (const q of order.entries(db, d)) q.all();
+          return inserted ? NEW : toClaimResult([], bumpStmt.all(values as never) as { deliveryCount: number }[]);
         }),
       ),
     leaseDue: (params) => write(() => leaseStmt.all(params as never) as DeliveryRow[], { durable: false }),
@@ -160,7 +164,7 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
               runStmt.all(run as never);
               attemptStmt.all(run as never);
             }
-            if (outcome(params).length > 0) recorded.push(o.eventId);
+            if (outcome(params) > 0) recorded.push(o.eventId);
             if (settling) for (const q of settling.after(db)) q.all();
           }
           return recorded;
