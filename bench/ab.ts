@@ -1,6 +1,7 @@
 /**
  * `node --import tsx bench/ab.ts --builds=a=DIR,b=DIR[,…]`: podhook builds of several commits
- * measured in paired rounds, for an A/B (or a bisect) on a shared host.
+ * measured in paired rounds, for an A/B (or a bisect) on a shared host. `b=DIR#--flag#--flag`
+ * runs that build with node options after `npm start`'s own (e.g. `s16=.#--max-semi-space-size=16`).
  *
  * Each build (a git worktree of a commit, `npm run build` run there; `.` is this checkout, built
  * first) runs as `npm start` runs podhook, pinned to core 0, the load client on core 1, as in
@@ -27,8 +28,10 @@ import { aimAt, burst, load, median, podhookArgs, ROOT, round, rssMb, startTarge
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const others = (option('targets') ?? '').split(',').filter(Boolean);
 const builds = (option('builds') ?? (others.length > 0 ? '' : 'this=.')).split(',').filter(Boolean).map((b) => {
-  const [label, dir] = b.includes('=') ? (b.split('=') as [string, string]) : [b, b];
-  return { label, dir: resolve(ROOT, dir) };
+  const [label, where] = b.includes('=') ? [b.slice(0, b.indexOf('=')), b.slice(b.indexOf('=') + 1)] : [b, b];
+  // `label=DIR#--flag#--flag`: node options for that build after `npm start`'s own (a later one wins).
+  const [dir, ...nodeFlags] = where.split('#') as [string, ...string[]];
+  return { label, dir: resolve(ROOT, dir), nodeFlags };
 });
 const ROUNDS = Number(option('rounds') ?? 8);
 const BURST_MS = Number(option('burst-ms') ?? 3000);
@@ -57,9 +60,9 @@ async function main() {
     if (spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
   }
   const specs: TargetSpec[] = [
-    ...builds.map(({ label, dir }) => ({
+    ...builds.map(({ label, dir, nodeFlags }) => ({
       name: label,
-      args: podhookArgs().map((a) => (a === 'dist/src/cli/run.js' ? join(dir, a) : a)),
+      args: podhookArgs(...nodeFlags).map((a) => (a === 'dist/src/cli/run.js' ? join(dir, a) : a)),
       env,
     })),
     ...others.map((entry) => {
