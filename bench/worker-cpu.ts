@@ -1,0 +1,582 @@
+/**
+ * CPU time per delivery of podhook's Worker in workerd (Cloudflare bills a Worker's CPU ms),
+ * against a floor: a bare Hono Worker answering 200 to a POST (bench/targets/worker-floor.ts),
+ * the Worker counterpart of the Node bench's `limit`. Issue 30, "Cost per delivery".
+ *
+ *   node --import tsx bench/worker-cpu.ts [--deliveries=N] [--concurrency=C] [--rounds=R]
+ *     [--body-bytes=B] [--warm-up=N] [--ingest-only] [--no-split] [--no-save]
+ *
+ * Both Workers are bundled as `wrangler deploy --dry-run` bundles them (wrangler.toml's
+ * compatibility date, flags, vars and D1 binding for podhook), and each runs in its own workerd
+ * process under Miniflare, reached through a direct socket (not Miniflare's entry worker), with
+ * a local D1 database for podhook (drizzle/sqlite/ applied first). After an unmeasured warm-up,
+ * each round sends N unique, validly signed 1 KiB `pod.status.changed` deliveries (C in flight,
+ * HTTP/1.1 keep-alive over 127.0.0.1) to each Worker in turn (the order alternates by round), and
+ * for podhook waits until every one of them is dispatched: the Worker runs the example handlers
+ * under `ctx.waitUntil` after the 200, and a delivery is done when its row leaves `queued`
+ * (polled in D1 every 50 ms; the polls' own cost, calibrated while idle, is subtracted), then
+ * 250 ms more for what is left under waitUntil. `--ingest-only` adds podhook with DISPATCHER=off
+ * to the rotation (a diagnostic: what ingest alone costs).
+ *
+ * CPU time: the workerd process's user + system time summed over its threads
+ * (/proc/<pid>/task/<tid>/schedstat, ns; /proc/<pid>/stat's 10 ms ticks kept as a check) over a
+ * round, minus its idle CPU over the same wall time (measured just before), divided by N.
+ * workerd reports no per-request CPU locally (a tail worker's `cpuTime` and `wallTime` are 0
+ * outside Cloudflare), hence the process figure. It includes local D1: in workerd, the simulated
+ * database is a SQLite Durable Object in the same process and thread, which Cloudflare does not
+ * bill as the Worker's CPU. It also includes workerd's own HTTP parsing and the console output of
+ * podhook's log lines (LOG_LEVEL=info, as wrangler.toml ships it).
+ *
+ * Then (unless --no-split) one more round of each, on fresh processes with the inspector on,
+ * splits the CPU by isolate with V8's sampling profiler (profileIsolates): the Worker's own
+ * isolate (D1's client wrapper included, as on Cloudflare), D1's simulator isolates, and the
+ * remainder outside any isolate. Approximate (sampled), but it brackets the billable part.
+ *
+ * workerd is pinned to core 0 and this process to core 1 when `taskset` exists, as in the Node
+ * bench. Writes bench/results/worker-cpu-<date>.json unless --no-save.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { Miniflare, type WorkerOptions } from 'miniflare';
+import type { Readable } from 'node:stream';
+import { WebSocket } from 'undici';
+import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { eventBody } from './load-client.js';
+import { signDelivery } from '../src/testing/sign.js';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const arg = (name: string, fallback: number) => {
+  const value = process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  return value === undefined ? fallback : Number(value);
+};
+const deliveries = arg('deliveries', 2000);
+const concurrency = arg('concurrency', 16);
+const rounds = arg('rounds', 5);
+const bodyBytes = arg('body-bytes', 1024);
+const warmUp = arg('warm-up', 300);
+const save = !process.argv.includes('--no-save');
+const split = !process.argv.includes('--no-split');
+const ingestOnly = process.argv.includes('--ingest-only');
+const SETTLE_MS = 250;
+const SECRET = 'whsec_bench_worker_cpu_0c7e1f';
+const EVENT_TYPE = 'pod.status.changed';
+
+Object.assign(process.env, { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true' });
+delete process.env.CLOUDFLARE_API_TOKEN;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** utime + stime of a whole process (every thread, exited ones too), in ms (100 Hz ticks). */
+function processCpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** Per-thread CPU (ns, from schedstat) by thread name: to see where in workerd the time goes. */
+function threadCpuNs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      out.set(`${name}#${tid}`, ns);
+    } catch {
+      // exited while listing
+    }
+  }
+  return out;
+}
+
+/** The host's steal as a percentage of all CPU time between two /proc/stat readings. */
+function cpuTimes() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+}
+
+/** workerd processes that are children of this process. */
+function workerdChildren(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (comm === 'workerd' && ppid === process.pid) pids.push(Number(entry));
+    } catch {
+      // exited while listing
+    }
+  }
+  return pids;
+}
+
+/** `wrangler deploy --dry-run --outdir`: the bundle a deploy would upload. */
+function bundle(outdir: string, entry?: string): string {
+  const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', outdir, ...(entry ? [entry] : [])], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${result.stdout}\n${result.stderr}`);
+  const js = readdirSync(outdir).find((f) => f.endsWith('.js'));
+  if (!js) throw new Error(`no bundle in ${outdir}`);
+  return join(outdir, js);
+}
+
+/** The D1 binding as Miniflare hands it to Node (a proxy into workerd). */
+type D1 = Awaited<ReturnType<Miniflare['getD1Database']>>;
+
+interface Target {
+  name: 'podhook' | 'floor' | 'podhook-ingest-only';
+  /** Runs handlers after the response: the round waits until no delivery is queued. */
+  dispatches: boolean;
+  mf: Miniflare;
+  url: URL;
+  pid: number;
+  db?: D1;
+}
+
+async function startTarget(name: Target['name'], scriptPath: string, base: WorkerOptions, inspectorPort?: number): Promise<Target> {
+  const before = new Set(workerdChildren());
+  const mf = new Miniflare({
+    ...base,
+    ...(inspectorPort ? { inspectorPort } : {}),
+    name,
+    modules: true,
+    scriptPath,
+    modulesRoot: join(scriptPath, '..'),
+    // Straight to the Worker, as on Cloudflare: not through Miniflare's entry worker, which adds
+    // its own routing and request handling (its CPU would count in both targets).
+    unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
+    // Drain workerd's stdout (podhook's log lines) without printing it.
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.resume();
+      stderr.on('data', (chunk: Buffer) => {
+        const text = chunk.toString();
+        if (/error/i.test(text)) process.stderr.write(`[${name} workerd] ${text}`);
+      });
+    },
+  } as ConstructorParameters<typeof Miniflare>[0]);
+  await mf.ready;
+  const url = await mf.unsafeGetDirectURL(name);
+  const pid = workerdChildren().find((p) => !before.has(p));
+  if (!pid) throw new Error(`${name}: no workerd process found`);
+  // workerd (every thread) on core 0, as the Node bench pins its targets.
+  spawnSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
+  const dispatches = name === 'podhook';
+  const target: Target = { name, mf, url, pid, dispatches };
+  if (name !== 'floor') target.db = (await mf.getD1Database('DB')) as unknown as D1;
+  return target;
+}
+
+/** drizzle/sqlite/*.sql in order, statement by statement (drizzle-kit's breakpoints). */
+async function applyMigrations(db: D1) {
+  const dir = join(ROOT, 'drizzle/sqlite');
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
+    const statements = readFileSync(join(dir, file), 'utf8')
+      .split('--> statement-breakpoint')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await db.batch(statements.map((s) => db.prepare(s)));
+  }
+}
+
+interface Signed {
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+async function signBatch(n: number): Promise<Signed[]> {
+  const out: Signed[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = randomUUID();
+    const d = await signDelivery({ secret: SECRET, type: EVENT_TYPE, id, body: eventBody(bodyBytes, id) });
+    out.push({ headers: { ...d.headers, 'content-length': String(d.body.byteLength) }, body: Buffer.from(d.body) });
+  }
+  return out;
+}
+
+/** Sends every delivery, `concurrency` in flight over keep-alive connections; counts statuses. */
+async function send(url: URL, batch: Signed[]): Promise<Record<string, number>> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const statuses: Record<string, number> = {};
+  let next = 0;
+  const one = (d: Signed) =>
+    new Promise<void>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: url.port, path: '/webhooks', method: 'POST', headers: d.headers, agent }, (res) => {
+        statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end(d.body);
+    });
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < batch.length) await one(batch[next++]!);
+    }),
+  );
+  agent.destroy();
+  return statuses;
+}
+
+const PENDING_SQL = "SELECT count(*) AS n FROM deliveries WHERE status = 'queued'";
+const pending = async (db: D1) => ((await db.prepare(PENDING_SQL).first<{ n: number }>())?.n ?? 0);
+
+/** Polls until no delivery is queued (every one dispatched); returns how many polls it took. */
+async function waitDispatched(db: D1, timeoutMs = 60_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let polls = 0;
+  for (;;) {
+    polls++;
+    if ((await pending(db)) === 0) return polls;
+    if (Date.now() > deadline) throw new Error('deliveries still queued after 60 s');
+    await sleep(50);
+  }
+}
+
+/** workerd's CPU time so far, in ms, summed over its threads (schedstat, ns resolution). */
+const threadsCpuMs = (pid: number) => [...threadCpuNs(pid).values()].reduce((a, b) => a + b, 0) / 1e6;
+
+/** The workerd's CPU while idle, in ms per second of wall time. */
+async function idleRate(pid: number, ms = 1000): Promise<number> {
+  const c0 = threadsCpuMs(pid);
+  const t0 = performance.now();
+  await sleep(ms);
+  return ((threadsCpuMs(pid) - c0) / (performance.now() - t0)) * 1000;
+}
+
+/** What one poll of D1 costs workerd, in ms: 100 polls while idle, minus idle. */
+async function pollCostMs(target: Target): Promise<number> {
+  const rate = await idleRate(target.pid);
+  const c0 = threadsCpuMs(target.pid);
+  const t0 = performance.now();
+  for (let i = 0; i < 100; i++) await pending(target.db!);
+  const wall = performance.now() - t0;
+  return Math.max(0, (threadsCpuMs(target.pid) - c0 - (rate * wall) / 1000) / 100);
+}
+
+const freePort = async () => {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+};
+
+interface IsolateTime {
+  samples?: number;
+  wall_ms?: number;
+  /** Samples in JavaScript (and native code it called: SQLite under a D1 query), ms. */
+  js_ms: number;
+  gc_ms: number;
+  /** V8's "(program)": in the isolate but outside JavaScript (the runtime's own work). */
+  program_ms: number;
+  /** The functions the most samples were in (self time), for the isolates that did work. */
+  top_self?: string[];
+}
+
+/**
+ * Runs `work` with V8's sampling profiler on each of workerd's isolates (through its inspector)
+ * and counts each profile's non-idle samples: which isolate the CPU went to. D1's client (the
+ * `cloudflare-internal:d1-api` wrapper) runs in the Worker's own isolate, as on Cloudflare; the
+ * simulated database is two more isolates: `d1:db`, Miniflare's Durable Object running SQLite,
+ * and `d1:db:<id>`, the small worker routing to it. Approximate: the sampler's interval is
+ * nominal, and time outside any isolate (workerd's native HTTP, I/O and RPC between isolates,
+ * SQLite's commits, background threads, the samplers themselves) is only the remainder.
+ */
+const SAMPLE_US = 500;
+
+async function profileIsolates(port: number, work: () => Promise<void>): Promise<Record<string, IsolateTime>> {
+  // The Worker's isolate and D1's two (the others, Miniflare's plumbing, stay idle on this path);
+  // each profiled isolate adds a sampling thread's wake-ups to the process.
+  const list = ((await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ id: string }>).filter(({ id }) => /^(core:user:|d1:)/.test(id));
+  const sessions = await Promise.all(
+    list.map(async ({ id }) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/${id}`);
+      await new Promise((resolve, reject) => {
+        ws.addEventListener('open', resolve);
+        ws.addEventListener('error', reject);
+      });
+      let seq = 0;
+      const waiting = new Map<number, (result: any) => void>();
+      ws.addEventListener('message', (event) => {
+        const msg = JSON.parse(String(event.data));
+        if (msg.id !== undefined) waiting.get(msg.id)?.(msg.result), waiting.delete(msg.id);
+      });
+      const call = (method: string, params: object = {}) =>
+        new Promise<any>((resolve) => {
+          waiting.set(++seq, resolve);
+          ws.send(JSON.stringify({ id: seq, method, params }));
+        });
+      return { id, ws, call };
+    }),
+  );
+  for (const s of sessions) {
+    await s.call('Profiler.enable');
+    await s.call('Profiler.setSamplingInterval', { interval: SAMPLE_US });
+    await s.call('Profiler.start');
+  }
+  await work();
+  const out: Record<string, IsolateTime> = {};
+  for (const s of sessions) {
+    const { profile } = await s.call('Profiler.stop');
+    const kind = new Map<number, string>(profile.nodes.map((n: any) => [n.id, n.callFrame.functionName]));
+    const frame = new Map<number, string>(
+      profile.nodes.map((n: any) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${basename(n.callFrame.url || '')}:${n.callFrame.lineNumber + 1}`]),
+    );
+    const self = new Map<string, number>();
+    const t: IsolateTime = { js_ms: 0, gc_ms: 0, program_ms: 0 };
+    profile.samples.forEach((node: number) => {
+      // Sample count × interval, not timeDeltas: V8 skips a sample while another isolate holds
+      // the thread, and the next delta then spans the gap (wall time, not this isolate's CPU).
+      const ms = SAMPLE_US / 1000;
+      const k = kind.get(node);
+      if (k === '(idle)') return;
+      self.set(frame.get(node)!, (self.get(frame.get(node)!) ?? 0) + 1);
+      if (k === '(garbage collector)') t.gc_ms += ms;
+      else if (k === '(program)') t.program_ms += ms;
+      else t.js_ms += ms;
+    });
+    out[s.id] = { samples: profile.samples.length, wall_ms: round1((profile.endTime - profile.startTime) / 1000), js_ms: round1(t.js_ms), gc_ms: round1(t.gc_ms), program_ms: round1(t.program_ms),
+      top_self: [...self].sort((a, b) => b[1] - a[1]).slice(0, 12).filter(([, n]) => n > 1).map(([f, n]) => `${round1((n * SAMPLE_US) / 1000)} ms ${f}`),
+    };
+    s.ws.close();
+  }
+  return out;
+}
+
+interface Measured {
+  target: string;
+  round: number;
+  deliveries: number;
+  wall_ms: number;
+  /** Summed over workerd's threads from /proc/<pid>/task/<tid>/schedstat (ns resolution). */
+  cpu_ms: number;
+  /** The same from /proc/<pid>/stat's utime + stime (10 ms ticks): a check. */
+  cpu_ms_ticks: number;
+  idle_ms: number;
+  polls: number;
+  poll_ms: number;
+  cpu_us_per_delivery: number;
+  statuses: Record<string, number>;
+  steal_pct: number;
+  threads_ms: Record<string, number>;
+}
+
+async function measure(target: Target, roundNo: number, n: number, pollCost: number): Promise<Measured> {
+  const batch = await signBatch(n);
+  const rate = await idleRate(target.pid);
+  const threads0 = threadCpuNs(target.pid);
+  const host0 = cpuTimes();
+  const ticks0 = processCpuMs(target.pid);
+  const t0 = performance.now();
+  const statuses = await send(target.url, batch);
+  const polls = target.dispatches ? await waitDispatched(target.db!) : 0;
+  // What the last requests left under waitUntil (the drift check, a log line) ends too.
+  await sleep(SETTLE_MS);
+  const wall = performance.now() - t0;
+  const ticks = processCpuMs(target.pid) - ticks0;
+  const host1 = cpuTimes();
+  const threads1 = threadCpuNs(target.pid);
+  const threads: Record<string, number> = {};
+  let cpu = 0;
+  for (const [name, ns] of threads1) {
+    const delta = (ns - (threads0.get(name) ?? 0)) / 1e6;
+    cpu += delta;
+    if (delta >= 1) threads[name] = round1(delta);
+  }
+  // A thread gone since the first reading took its time with it: fall back on the tick count.
+  if ([...threads0.keys()].some((name) => !threads1.has(name))) cpu = ticks;
+  const idle = (rate * wall) / 1000;
+  const pollMs = polls * pollCost;
+  return {
+    target: target.name,
+    round: roundNo,
+    deliveries: n,
+    wall_ms: round1(wall),
+    cpu_ms: round1(cpu),
+    cpu_ms_ticks: ticks,
+    idle_ms: round1(idle),
+    polls,
+    poll_ms: round1(pollMs),
+    cpu_us_per_delivery: round1(((cpu - idle - pollMs) / n) * 1000),
+    statuses,
+    steal_pct: round1(((host1.steal - host0.steal) / Math.max(1, host1.total - host0.total)) * 100),
+    threads_ms: threads,
+  };
+}
+
+async function main() {
+  spawnSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+  const work = mkdtempSync(join(tmpdir(), 'podhook-worker-cpu-'));
+  const targets: Target[] = [];
+  try {
+    console.log('bundling (wrangler deploy --dry-run) ...');
+    const podhookScript = bundle(join(work, 'podhook'));
+    const floorScript = bundle(join(work, 'floor'), 'bench/targets/worker-floor.ts');
+    // wrangler.toml's compatibility date, flags, vars and D1 binding, as `wrangler dev` reads them.
+    const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
+    const common = { compatibilityDate: workerOptions.compatibilityDate, compatibilityFlags: workerOptions.compatibilityFlags };
+    const start = async (d1Dir: string, inspectorPort?: number) => {
+      const podhook = await startTarget(
+        'podhook',
+        podhookScript,
+        {
+          ...common,
+          d1Databases: workerOptions.d1Databases,
+          bindings: { ...(workerOptions.bindings as Record<string, unknown>), SVC_WEBHOOK_SECRET: SECRET },
+          d1Persist: join(work, d1Dir),
+        } as WorkerOptions,
+        inspectorPort,
+      );
+      targets.push(podhook);
+      const floor = await startTarget('floor', floorScript, common as WorkerOptions, inspectorPort && inspectorPort + 1);
+      targets.push(floor);
+      await applyMigrations(podhook.db!);
+      // Warm up both (JIT, D1's statement caches), unmeasured.
+      for (const t of [podhook, floor]) {
+        const statuses = await send(t.url, await signBatch(warmUp));
+        if (t.dispatches) await waitDispatched(t.db!);
+        if (statuses['200'] !== warmUp) throw new Error(`${t.name} warm-up: ${JSON.stringify(statuses)}`);
+      }
+      return { podhook, floor };
+    };
+    const { podhook, floor } = await start('d1');
+    console.log(`workerd pids: podhook ${podhook.pid}, floor ${floor.pid}; ${basename(podhookScript)} ${Math.round(readFileSync(podhookScript).length / 1024)} KiB`);
+
+    // Diagnostic: podhook with DISPATCHER=off (ingest only, no handlers), in the same rotation.
+    let ingest: Target | undefined;
+    if (ingestOnly) {
+      ingest = await startTarget('podhook-ingest-only', podhookScript, {
+        ...common,
+        d1Databases: workerOptions.d1Databases,
+        bindings: { ...(workerOptions.bindings as Record<string, unknown>), SVC_WEBHOOK_SECRET: SECRET, DISPATCHER: 'off' },
+        d1Persist: join(work, 'd1-ingest'),
+      } as WorkerOptions);
+      targets.push(ingest);
+      await applyMigrations(ingest.db!);
+      const statuses = await send(ingest.url, await signBatch(warmUp));
+      if (statuses['200'] !== warmUp) throw new Error(`${ingest.name} warm-up: ${JSON.stringify(statuses)}`);
+    }
+
+    const pollCost = await pollCostMs(podhook);
+    console.log(`one D1 poll costs workerd ${round3(pollCost)} ms (subtracted per poll)`);
+
+    const results: Measured[] = [];
+    for (let r = 1; r <= rounds; r++) {
+      const all = ingest ? [podhook, floor, ingest] : [podhook, floor];
+      // Alternate the order from round to round (with three, rotate it).
+      const order = all.length === 2 ? (r % 2 ? all : [...all].reverse()) : [...all.slice((r - 1) % 3), ...all.slice(0, (r - 1) % 3)];
+      for (const t of order) {
+        const m = await measure(t, r, deliveries, pollCost);
+        results.push(m);
+        console.log(
+          `round ${r} ${t.name.padEnd(19)} ${String(m.cpu_us_per_delivery).padStart(7)} µs/delivery  (cpu ${m.cpu_ms} ms, idle ${m.idle_ms}, polls ${m.polls}=${m.poll_ms} ms, wall ${m.wall_ms} ms, steal ${m.steal_pct}%, ${JSON.stringify(m.statuses)})`,
+        );
+        console.log(`         threads (ms): ${JSON.stringify(m.threads_ms)}`);
+        if (m.statuses['200'] !== deliveries) throw new Error(`${t.name}: not every delivery got a 200: ${JSON.stringify(m.statuses)}`);
+      }
+    }
+
+    // Every delivery dispatched: its row processed.
+    const counts = await podhook.db!.prepare('SELECT status, count(*) AS n FROM deliveries GROUP BY status').all<{ status: string; n: number }>();
+    const deliveryStatuses = Object.fromEntries(counts.results.map((c) => [c.status, c.n]));
+
+    // Where podhook's CPU goes, by isolate: one more round of each, on fresh workerd processes
+    // with their inspector on (profiling slows them; only the shares are read from it).
+    let isolates: Record<string, unknown> | undefined;
+    if (split) {
+      for (const t of targets.splice(0)) await t.mf.dispose();
+      const port = await freePort();
+      const profiled = await start('d1-split', port);
+      isolates = {};
+      for (const [t, p] of [[profiled.podhook, port], [profiled.floor, port + 1]] as const) {
+        let m: Measured | undefined;
+        const times = await profileIsolates(p, async () => {
+          m = await measure(t, 0, deliveries, pollCost);
+        });
+        const perDelivery: Record<string, number> = {};
+        for (const [id, x] of Object.entries(times)) {
+          const us = round1(((x.js_ms + x.gc_ms + x.program_ms) / deliveries) * 1000);
+          if (us >= 1) perDelivery[id] = us;
+        }
+        const inIsolates = Object.values(perDelivery).reduce((a, b) => a + b, 0);
+        // The profiler's own threads (one per profiled isolate) are the measurement's, not workerd's.
+        const profilerMs = Object.entries(m!.threads_ms)
+          .filter(([thread]) => thread.startsWith('v8:ProfEvntProc'))
+          .reduce((sum, [, ms]) => sum + ms, 0);
+        perDelivery['(the profiler threads)'] = round1((profilerMs / deliveries) * 1000);
+        perDelivery['(outside any isolate: workerd native code, V8 background threads)'] = round1(m!.cpu_us_per_delivery - inIsolates - perDelivery['(the profiler threads)']!);
+        for (const id of Object.keys(times)) if (!times[id]!.top_self?.length) delete times[id];
+        isolates[t.name] = { process_cpu_us_per_delivery_profiled: m!.cpu_us_per_delivery, sampled_us_per_delivery: perDelivery, profiles: times, threads_ms: m!.threads_ms };
+        console.log(`by isolate, ${t.name} (profiled round, process ${m!.cpu_us_per_delivery} µs/delivery), µs/delivery: ${JSON.stringify(perDelivery)}`);
+      }
+    }
+
+    const per = (name: string) => results.filter((m) => m.target === name).map((m) => m.cpu_us_per_delivery);
+    const ratios = Array.from({ length: rounds }, (_, i) => {
+      const p = results.find((m) => m.target === 'podhook' && m.round === i + 1)!;
+      const f = results.find((m) => m.target === 'floor' && m.round === i + 1)!;
+      return p.cpu_us_per_delivery / f.cpu_us_per_delivery;
+    });
+    const summary = (xs: number[], digits = round1) => ({ median: digits(median(xs)), min: digits(Math.min(...xs)), max: digits(Math.max(...xs)) });
+    const report = {
+      date: new Date().toISOString(),
+      command: `node --import tsx bench/worker-cpu.ts --deliveries=${deliveries} --concurrency=${concurrency} --rounds=${rounds}`,
+      deliveries,
+      concurrency,
+      rounds,
+      body_bytes: bodyBytes,
+      event_type: EVENT_TYPE,
+      warm_up: warmUp,
+      workerd: spawnSync(join(ROOT, 'node_modules/.bin/workerd'), ['--version'], { encoding: 'utf8' }).stdout.trim(),
+      compatibility_date: workerOptions.compatibilityDate,
+      node: process.version,
+      cpu_model: readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1],
+      poll_cost_ms: round3(pollCost),
+      cpu_us_per_delivery: {
+        podhook: summary(per('podhook')),
+        floor: summary(per('floor')),
+        ...(ingest ? { 'podhook-ingest-only': summary(per('podhook-ingest-only')) } : {}),
+      },
+      ratio_podhook_to_floor: summary(ratios, round3),
+      included:
+        'the whole workerd process: request parsing, the Worker, its waitUntil dispatch and handlers, console log output, and local D1 (SQLite in a Durable Object in the same process and thread)',
+      podhook_rows: { deliveries: deliveryStatuses },
+      isolates,
+      rounds_detail: results,
+    };
+    console.log(
+      `\nCPU per delivery (median, range over ${rounds} rounds of ${deliveries}, ${concurrency} in flight):\n` +
+        `  podhook Worker ${report.cpu_us_per_delivery.podhook.median} µs (${report.cpu_us_per_delivery.podhook.min}-${report.cpu_us_per_delivery.podhook.max})\n` +
+        `  floor          ${report.cpu_us_per_delivery.floor.median} µs (${report.cpu_us_per_delivery.floor.min}-${report.cpu_us_per_delivery.floor.max})\n` +
+        `  ratio          ${report.ratio_podhook_to_floor.median}x (${report.ratio_podhook_to_floor.min}-${report.ratio_podhook_to_floor.max})\n` +
+        (ingest
+          ? `  ingest only    ${report.cpu_us_per_delivery['podhook-ingest-only']!.median} µs (${report.cpu_us_per_delivery['podhook-ingest-only']!.min}-${report.cpu_us_per_delivery['podhook-ingest-only']!.max}) (DISPATCHER=off)\n`
+          : '') +
+        `  podhook rows: ${JSON.stringify(report.podhook_rows)}`,
+    );
+    if (save) {
+      const file = join(ROOT, `bench/results/worker-cpu-${report.date.slice(0, 10)}.json`);
+      writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+      console.log(`wrote ${file}`);
+    }
+  } finally {
+    for (const t of targets) await t.mf.dispose();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
