@@ -7,9 +7,8 @@
 // schema (every migration of drizzle/sqlite/, in its journal's order: the event-id key, the
 // replay index, the queue indexes), the content digest and kept headers, the body decoded and
 // parsed, the insert with its lease and claim id, the three log lines (pino, asynchronous writes
-// in 4 KiB chunks), and the outcome fenced by the claim id: the handler's ledger row and its
-// attempt row (podhook keeps every run), then the delivery's update (with the run's duration and
-// replica, as podhook writes them), which join the next commit. No handler module, no metrics,
+// in 4 KiB chunks), and the outcome update fenced by the claim id (with the run's duration and
+// replica, as podhook writes them), which joins the next commit. No handler module, no metrics,
 // no request ids, no error paths.
 // Otherwise (one-table): the one-table store of the other targets, nothing else.
 import { createHash } from 'node:crypto';
@@ -71,26 +70,7 @@ if (podhookWork) {
     `update deliveries set status = 'processed', attempts = 1, last_error = null, next_attempt_at = null, processed_at = ?,
        duration_ms = ?, ran_by = ?, lease_owner = null, lease_until = null, claim_id = null where event_id = ? and claim_id = ?`,
   );
-  // The run history podhook keeps of every handler run (the ledger row and the attempt row),
-  // each fenced by the claim like the outcome, written before it.
-  const run = db.prepare(
-    `insert into handler_runs (event_id, handler, status, attempts, last_error, updated_at, duration_ms, failures)
-       select ?, 'podStatusChanged', 'succeeded', 1, null, ?, ?, 0 from deliveries where event_id = ? and claim_id = ?
-     on conflict (event_id, handler) do update set status = excluded.status, attempts = excluded.attempts,
-       last_error = excluded.last_error, updated_at = excluded.updated_at, duration_ms = excluded.duration_ms,
-       failures = handler_runs.failures + excluded.failures`,
-  );
-  const attempt = db.prepare(
-    `insert into handler_attempts (event_id, handler, attempt, outcome, error, duration_ms, finished_at, ran_by)
-       select ?, 'podStatusChanged', 1, 'succeeded', null, ?, ?, ? from deliveries where event_id = ? and claim_id = ?
-     on conflict do nothing`,
-  );
-  recordOutcome = (p) => {
-    const now = Date.now();
-    run.run(p.id, now, p.durationMs, p.id, p.claimId);
-    attempt.run(p.id, p.durationMs, now, OWNER, p.id, p.claimId);
-    upd.run(now, p.durationMs, OWNER, p.id, p.claimId);
-  };
+  recordOutcome = (p) => void upd.run(Date.now(), p.durationMs, OWNER, p.id, p.claimId);
 } else {
   db.exec(`create table if not exists events (
     event_id text primary key, event_type text not null, body blob not null, received_at integer not null)`);
