@@ -82,6 +82,9 @@ const ALL_TARGETS: TargetSpec[] = [
   // shares core 1 with the load client (the nearest this machine comes to a database on a host
   // of its own); two replicas share both cores with the database server and the load client.
   { name: 'podhook-postgres', args: podhookArgs(), postgres: true, storeCores: '1', readyPath: '/readyz' },
+  // Its hand-written counterpart (group-commit-podhook-work on PostgreSQL, bench/targets/group-commit-postgres.ts):
+  // the same durable work per delivery by hand, on the same server, pinned and counted as podhook-postgres.
+  { name: 'group-commit-postgres-podhook-work', args: ['--import', 'tsx', 'bench/targets/group-commit-postgres.ts'], postgres: true, storeCores: '1' },
   { name: 'podhook-postgres-2', args: podhookArgs(), postgres: true, storeCores: '0,1', readyPath: '/readyz', replicas: 2, cores: '0,1' },
   // Diagnostics (run with --targets=…): ingest alone, without per-delivery log lines, from sources via tsx.
   { name: 'podhook-ingest-only', args: podhookArgs(), env: { DISPATCHER: 'off' } },
@@ -150,7 +153,9 @@ async function mainSeries() {
     }
     // Idle replicas first, on databases with nothing to do: after load, autovacuum and checkpoints would be counted as idle.
     const pgRunning = running.filter((r) => r.spec.postgres);
-    const idle = postgres && pgRunning.length > 0 ? await idleLoad(postgres, pgRunning) : undefined;
+    // podhook's replicas only: a hand-written target has nothing to poll, and would halve the figure per replica.
+    const pgIdle = pgRunning.filter((r) => r.spec.name.startsWith('podhook'));
+    const idle = postgres && pgIdle.length > 0 ? await idleLoad(postgres, pgIdle) : undefined;
     // Warm-up: JIT, SQLite page cache, connection pools (--quick: each burst's own warm-up only).
     if (!quick) for (const r of running) load({ ...aimAt(r), durationMs: 1000, concurrency: CONCURRENCY });
 
@@ -262,6 +267,10 @@ async function mainSeries() {
         postgres_2_replicas_vs_sqlite: ratio(fig('podhook-postgres-2'), fig('podhook')),
         postgres_replica_rss_vs_sqlite: ratioOf('rss_after_bursts_mb')(fig('podhook-postgres'), fig('podhook')),
         postgres_replica_peak_rss_vs_sqlite: ratioOf('peak_rss_mb')(fig('podhook-postgres'), fig('podhook')),
+        // podhook on PostgreSQL against the same work by hand on the same server: req/s, and CPU per
+        // delivery with the database server's (server_cpu_us_per_request counts it for PostgreSQL targets).
+        postgres_vs_hand_written: ratio(fig('podhook-postgres'), fig('group-commit-postgres-podhook-work')),
+        postgres_cpu_per_delivery_vs_hand_written: ratioOf('server_cpu_us_per_request')(fig('podhook-postgres'), fig('group-commit-postgres-podhook-work')),
       },
       ...(idle ? { postgres_idle: idle } : {}),
     };
