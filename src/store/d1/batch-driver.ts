@@ -1,4 +1,6 @@
-import { claimParams, outcomeParams, type DeliveryRow } from '../row-mapping.js';
+import { DrizzleQueryError, getTableColumns } from 'drizzle-orm';
+import { claimParams, outcomeParams, type ClaimParams, type DeliveryRow, type HandlerRunParams, type OutcomeParams } from '../row-mapping.js';
+import { placeholders } from '../params.js';
 import { buildEachCall, type ReturningQuery } from '../store-backend.js';
 import {
   attemptStatement,
@@ -8,26 +10,101 @@ import {
   outcomeStatement,
   toClaimResult,
   type AnySqliteDatabase,
+  type LeaseParams,
 } from '../sqlite/statements.js';
 import type { StoreDriver } from '../sqlite/store-driver.js';
 import * as schema from '../sqlite/schema.js';
 import { orderStatements } from '../order-statements.js';
+import { compileStatement, drizzleEntry, type BatchEntry, type CompiledStatement } from './d1-statement.js';
 
-/** D1: no interactive transactions, so every multi-statement write is one atomic `batch`. */
-export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]> }): StoreDriver {
+type Row = Record<string, unknown>;
+
+/** The hot statements (statements.ts) over placeholders, compiled by drizzle. */
+function compileHot(db: AnySqliteDatabase) {
+  const claim = claimStatements(
+    db,
+    placeholders<ClaimParams>([
+      'eventId', 'eventType', 'signatureT', 'contentDigest', 'body', 'headers', 'receivedAt', 'status', 'lastError', 'nextAttemptAt',
+      'leaseOwner', 'leaseUntil', 'claimId', 'traceParent',
+    ]),
+  );
+  const run = placeholders<HandlerRunParams>(['eventId', 'handler', 'status', 'attempts', 'lastError', 'updatedAt', 'durationMs', 'claimId', 'outcome', 'ranBy']);
+  return {
+    bump: compileStatement<ClaimParams>(claim.bump),
+    insert: compileStatement<ClaimParams>(claim.insert),
+    handlerRun: compileStatement<HandlerRunParams>(handlerRunStatement(db, run)),
+    attempt: compileStatement<HandlerRunParams>(attemptStatement(db, run)),
+    outcome: compileStatement<OutcomeParams>(
+      outcomeStatement(db, placeholders<OutcomeParams>(['eventId', 'claimId', 'status', 'attempts', 'lastError', 'nextAttemptAt', 'processedAt', 'durationMs', 'ranBy'])),
+    ),
+    lease: compileStatement<LeaseParams>(leaseStatement(db, placeholders<LeaseParams>(['owner', 'claimId', 'now', 'leaseUntil', 'limit']))),
+  };
+}
+
+/**
+ * Compiled once per isolate, though the Worker builds its store per request: SQL text and the
+ * functions that order values are not I/O objects, and the SQL is the same for every D1 database.
+ */
+let hot: ReturnType<typeof compileHot> | undefined;
+
+/** D1 answers rows under SQL column names; these are the shapes the callers read. */
+const deliveryColumns = Object.entries(getTableColumns(schema.deliveries));
+const toDeliveryRow = (raw: Row): DeliveryRow => {
+  const row: Row = {};
+  // As drizzle maps a row: each column's decoder, except for null.
+  for (const [key, column] of deliveryColumns) {
+    const value = raw[column.name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as DeliveryRow;
+};
+const rowsOf = (result: D1Result) => result.results;
+const deliveryCounts = (result: D1Result) => (result.results as Row[]).map((r) => ({ deliveryCount: r[schema.deliveries.deliveryCount.name] as number }));
+const eventIds = (result: D1Result) => (result.results as Row[]).map((r) => r[schema.deliveries.eventId.name] as string);
+
+/**
+ * D1: no interactive transactions, so every multi-statement write is one atomic `batch`. The hot
+ * statements (claim, outcome, lease) are compiled once and sent through D1's own API, each call
+ * binding its values; an ordered handler's statements are built by drizzle per call and join the
+ * same batch.
+ */
+export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) => Promise<unknown[]>; $client: D1Database }): StoreDriver {
+  const d1 = db.$client;
+  const c = (hot ??= compileHot(db));
+  /** Prepared on this database on first use; bound per call. */
+  const bindable = <P>(compiled: CompiledStatement<P>) => {
+    let statement: D1PreparedStatement | undefined;
+    return (params: P) => (statement ??= d1.prepare(compiled.sql)).bind(...compiled.values(params));
+  };
+  const bump = bindable(c.bump);
+  const insert = bindable(c.insert);
+  const handlerRun = bindable(c.handlerRun);
+  const attempt = bindable(c.attempt);
+  const outcome = bindable(c.outcome);
+  const lease = bindable(c.lease);
+
+  /** One atomic batch; resolves with each entry's rows. */
+  const send = async (entries: readonly BatchEntry[]): Promise<unknown[][]> => {
+    if (entries.length === 0) return [];
+    const results = await d1.batch(entries.map((e) => e.statement));
+    return results.map((result, i) => entries[i]!.rows(result));
+  };
   const batch = async (queries: readonly ReturningQuery[]) =>
     queries.length === 0 ? [] : ((await db.batch(queries as never)) as unknown[][]);
   const order = orderStatements(schema, buildEachCall);
+  const built = (queries: readonly ReturningQuery[]) => queries.map((q) => drizzleEntry(d1, q));
+
   return {
     async claim(deliveries) {
       // Bump first, then insert: a batch cannot branch, and the bump must not see the new row.
-      const results = await batch(
-        deliveries.flatMap((d) => {
-          const { bump, insert } = claimStatements(db, claimParams(d));
-          // A copy finds its rows made already; a conflict has no row of this type to make them for.
-          return [bump, insert, ...order.entries(db, d)];
-        }),
-      );
+      const entries: BatchEntry[] = [];
+      for (const d of deliveries) {
+        const values = claimParams(d);
+        // A copy finds its rows made already; a conflict has no row of this type to make them for.
+        entries.push({ statement: bump(values), rows: deliveryCounts }, { statement: insert(values), rows: rowsOf });
+        if (d.order) entries.push(...built(order.entries(db, d)));
+      }
+      const results = await send(entries);
       let at = 0;
       return deliveries.map((d) => {
         const [bumped, inserted] = [results[at], results[at + 1]];
@@ -36,21 +113,26 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       });
     },
     async leaseDue(params) {
-      return (await leaseStatement(db, params)) as DeliveryRow[];
+      try {
+        return (await lease(params).all<Row>()).results.map(toDeliveryRow);
+      } catch (error) {
+        // As drizzle reports a failed query run alone (a batch's error it passes on as D1 threw it).
+        throw new DrizzleQueryError(c.lease.sql, c.lease.values(params), error as Error);
+      }
     },
     async completeDispatch(outcomes) {
-      const queries: ReturningQuery[] = [];
+      const entries: BatchEntry[] = [];
       const outcomeAt: number[] = [];
       for (const o of outcomes) {
-        const { outcome, runs } = outcomeParams(o);
+        const { outcome: params, runs } = outcomeParams(o);
         const settling = o.order && order.settling(o);
-        if (settling) queries.push(...settling.before(db));
-        for (const r of runs) queries.push(handlerRunStatement(db, r), attemptStatement(db, r));
-        outcomeAt.push(queries.push(outcomeStatement(db, outcome)) - 1);
-        if (settling) queries.push(...settling.after(db));
+        if (settling) entries.push(...built(settling.before(db)));
+        for (const r of runs) entries.push({ statement: handlerRun(r), rows: rowsOf }, { statement: attempt(r), rows: rowsOf });
+        outcomeAt.push(entries.push({ statement: outcome(params), rows: eventIds }) - 1);
+        if (settling) entries.push(...built(settling.after(db)));
       }
-      const results = (await batch(queries)) as { eventId: string }[][];
-      return outcomeAt.flatMap((at) => results[at]!.map((r) => r.eventId));
+      const results = (await send(entries)) as string[][];
+      return outcomeAt.flatMap((at) => results[at]!);
     },
     atomic: batch,
     prepare: buildEachCall,
