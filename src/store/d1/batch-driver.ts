@@ -15,7 +15,8 @@ import {
 import type { StoreDriver } from '../sqlite/store-driver.js';
 import * as schema from '../sqlite/schema.js';
 import { orderStatements } from '../order-statements.js';
-import { compileStatement, drizzleEntry, type BatchEntry, type CompiledStatement } from './d1-statement.js';
+import { compileStatement, type CompiledStatement } from '../compile-statement.js';
+import { drizzleEntry, type BatchEntry } from './d1-statement.js';
 
 type Row = Record<string, unknown>;
 
