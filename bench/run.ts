@@ -99,7 +99,7 @@ const ALL_TARGETS: TargetSpec[] = [
 ];
 const DEFAULT_TARGETS = quick
   ? ['limit', 'peer', 'hono-insert-normal', 'podhook', 'podhook-postgres', 'podhook-postgres-2']
-  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc', 'podhook-postgres', 'podhook-postgres-2'];
+  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc', 'podhook-postgres', 'group-commit-postgres-podhook-work', 'podhook-postgres-2'];
 
 const ROUNDS = quick ? 2 : 5;
 const BURST_MS = quick ? 1500 : 4000;
@@ -232,7 +232,7 @@ async function mainSeries() {
       });
     }
     const unsaturated = Object.entries(results).filter(([, v]) => !(v as { saturation: Saturation }).saturation.saturated);
-    type Fig = { rps: number; peak_rss_mb: number; rss_after_bursts_mb: number; server_cpu_us_per_request: number };
+    type Fig = { rps: number; peak_rss_mb: number; rss_after_bursts_mb: number; server_cpu_us_per_request: number; fixed_rate_p99_ms: number };
     const fig = (name: string) => results[name] as Fig | undefined;
     const ratioOf = (key: keyof Fig) => (a?: Fig, b?: Fig) => (a && b && b[key] ? Math.round((a[key] / b[key]) * 1000) / 1000 : null);
     const ratio = ratioOf('rps');
@@ -271,6 +271,11 @@ async function mainSeries() {
         // delivery with the database server's (server_cpu_us_per_request counts it for PostgreSQL targets).
         postgres_vs_hand_written: ratio(fig('podhook-postgres'), fig('group-commit-postgres-podhook-work')),
         postgres_cpu_per_delivery_vs_hand_written: ratioOf('server_cpu_us_per_request')(fig('podhook-postgres'), fig('group-commit-postgres-podhook-work')),
+        postgres_p99_at_1000_vs_hand_written: ratioOf('fixed_rate_p99_ms')(fig('podhook-postgres'), fig('group-commit-postgres-podhook-work')),
+        // podhook against the same durable work by hand (group-commit-podhook-work): CPU per delivery
+        // (target: at most 1.25) and p99 at 1,000 req/s (target: at most 2, and at most 10 ms).
+        podhook_cpu_per_delivery_vs_hand_written: ratioOf('server_cpu_us_per_request')(fig('podhook'), fig('group-commit-podhook-work')),
+        podhook_p99_at_1000_vs_hand_written: ratioOf('fixed_rate_p99_ms')(fig('podhook'), fig('group-commit-podhook-work')),
       },
       ...(idle ? { postgres_idle: idle } : {}),
     };
