@@ -81,8 +81,12 @@ describe('podhook trigger', () => {
     expect(payload.pod).toMatchObject({ status: 'active', tier: 'starter' });
     expect(payload.pod.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(Date.parse(payload.occurred_at)).toBeGreaterThan(Date.now() - 60_000);
-    // Given a moment for the drift check after the answer: nothing recorded.
-    await new Promise((r) => setTimeout(r, 50));
+    // The drift checks run in arrival order after each answer: once a later delivery that does
+    // not fit has its drift recorded, this one's check has run, and recorded nothing.
+    const misfit = randomUUID();
+    const late = await runMain(['trigger', 'pod.created', '--to', `${server.url}/hooks/pods`, '--secret', TEST_SECRET, '--id', misfit, '--data', '{"other":true}'], {});
+    expect(late.code, late.stderr).toBe(0);
+    await vi.waitFor(async () => expect((await server.runtime.store.get(misfit))?.drift, 'the later delivery\'s drift').toBeDefined(), { timeout: 5000 });
     expect((await server.runtime.store.get(id))!.drift).toBeUndefined();
     // A module that is not one podhook schemas wrote is a usage error.
     const bad = join(tempDir(), 'bad.ts');

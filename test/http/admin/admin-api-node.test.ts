@@ -214,10 +214,12 @@ describe('admin API (Node)', () => {
     const cancelled = ((await cancel.json()) as { backfill: { state: string; requeued: number } }).backfill;
     expect(cancelled.state).toBe('cancelled');
     expect((await post({ cancel: backfill.id })).status).toBe(404);
-    // It stops: what was handed over runs, nothing more is.
+    // It stops: the runner's next step finds it cancelled (and says so) and hands over nothing
+    // more; what was handed over runs.
+    const letGo = (r: Record<string, unknown>) => r.msg === 'backfill no longer held here (cancelled, finished or taken over)' && r.backfill_id === backfill.id;
+    await vi.waitFor(() => expect(log.records().some(letGo), 'the runner let the cancelled backfill go').toBe(true), { timeout: 5_000 });
     await vi.waitFor(async () => expect((await server.runtime.store.list({ status: 'queued', limit: 10 })).length).toBe(0), { timeout: 5_000 });
     const ran = recordedCalls().filter((c) => c.handler === 'recordBackups').length;
-    await new Promise((r) => setTimeout(r, 300));
     expect((await server.runtime.store.getBackfill(backfill.id))!.requeued).toBe(cancelled.requeued);
     expect(recordedCalls().filter((c) => c.handler === 'recordBackups')).toHaveLength(ran);
     expect(ran).toBe(cancelled.requeued);
