@@ -33,11 +33,23 @@ describe('ordered handlers on three replicas on one PostgreSQL', () => {
     }
     const t = Math.floor(Date.now() / 1000);
     const deliveries = sends.map((s) =>
-      signDelivery({ t, eventType: 'pod.status.changed', body: { pod: { id: s.pod }, occurred_at: new Date(s.at).toISOString(), work_ms: 60 } }),
+      signDelivery({ t, eventType: 'pod.status.changed', body: { pod: { id: s.pod }, occurred_at: new Date(s.at).toISOString(), work_ms: 150 } }),
     );
-    // Spread over the replicas; a delivery not acknowledged goes again to the next one, as the sender would.
+    const victim = replicas[1]!;
+    const victimPid = victim.child.pid!;
+    // Watched from the first send: on a slow machine the burst's runs can be over before the last
+    // answer comes back.
+    const runOnVictim = vi.waitFor(
+      () => {
+        const open = recordedRuns(file, 'syncPod').filter((r) => r.pid === victimPid && r.end === Infinity);
+        expect(open.length, 'an ordered run in progress on the victim').toBeGreaterThan(0);
+      },
+      { timeout: 30_000, interval: 5 },
+    );
+    // Spread over the replicas; a delivery not acknowledged goes again to the next one, as the
+    // sender would (the victim killed meanwhile included).
     const answers: Answer[] = [];
-    await Promise.all(
+    const sending = Promise.all(
       deliveries.map(async (d, i) => {
         for (let attempt = 0; attempt < 6; attempt++) {
           const answer = await send(urls[(i + attempt) % urls.length]!, d);
@@ -46,18 +58,11 @@ describe('ordered handlers on three replicas on one PostgreSQL', () => {
         }
       }),
     );
-    const victim = replicas[1]!;
-    const victimPid = victim.child.pid!;
-    await vi.waitFor(
-      () => {
-        const open = recordedRuns(file, 'syncPod').filter((r) => r.pid === victimPid && r.end === Infinity);
-        expect(open.length, 'an ordered run in progress on the victim').toBeGreaterThan(0);
-      },
-      { timeout: 30_000, interval: 5 },
-    );
+    await runOnVictim;
     const killedAt = await killHard(victim);
     const restarted = await pool.start({ ...env, PORT: new URL(victim.url).port }, { handlers: ORDERED_REGISTRY });
     await waitReady([restarted.url]);
+    await sending;
 
     const acked = new Set(answers.filter((a) => a.status === 200).map((a) => a.eventId));
     expect(deliveries.filter((d) => !acked.has(d.eventId)).map((d) => d.eventId)).toEqual([]);
