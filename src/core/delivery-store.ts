@@ -97,6 +97,11 @@ export interface DispatchOutcome {
   durationMs?: number | null;
   /** The ordered handlers' rows this attempt settles (written before the outcome, fenced by its claim). */
   order?: readonly OrderFinish[];
+  /**
+   * Earlier runs that left no row, to record in the run history first, as they were: a delivery
+   * processed at its first attempt writes none, so a later run (a replay) records that one with its own.
+   */
+  history?: readonly HandlerAttempt[];
 }
 
 /** What an attempt asks before it runs an ordered handler: may this delivery run for this key now? */
@@ -147,11 +152,8 @@ export interface QueueStats {
   dead: number;
 }
 
-/**
- * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
- * checked by one contract suite. All methods are async so one interface fits both drivers.
- */
-export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, BackfillStore {
+/** What ingest writes: a new delivery stored once, or quarantined as a conflict. */
+export interface IngestStore {
   /**
    * Claims each delivery atomically, all in one transaction (one commit, one sync):
    * a new event id is inserted; a stored id with the same type counts one more delivery;
@@ -165,18 +167,10 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, Backfi
    * copy finds it and counts as a duplicate). Atomic, durable like a claim.
    */
   quarantine(delivery: NewDelivery, alternateId: string): Promise<QuarantineResult>;
-  get(eventId: string): Promise<Delivery | null>;
-  /** Newest first. */
-  list(options?: ListDeliveriesOptions): Promise<Delivery[]>;
-  /** Secrets stored in the database, oldest first. */
-  listSecrets(): Promise<StoredSecret[]>;
-  /** Stores a secret; resolves false when one with the same fingerprint is already there. */
-  addSecret(secret: StoredSecret): Promise<boolean>;
-  /** Removes secrets by id or fingerprint; resolves to how many were removed. */
-  removeSecret(idOrFingerprint: string): Promise<number>;
-  /** Throws when the store cannot be reached. */
-  ping(): Promise<void>;
+}
 
+/** What a dispatcher uses: leases, the per-handler ledger, renewals and outcomes. */
+export interface DispatchStore {
   /**
    * Leases up to `limit` deliveries that are due (`queued`, or `failed` whose retry time has
    * come) and not leased by a live owner, oldest due first. One statement: two dispatchers
@@ -185,8 +179,6 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, Backfi
   leaseDue(options: LeaseOptions): Promise<Delivery[]>;
   /** The ledger entries of these events. */
   handlerRuns(eventIds: readonly string[]): Promise<HandlerRun[]>;
-  /** The run history of these events, oldest first (empty for a delivery processed at its first attempt). */
-  handlerAttempts(eventIds: readonly string[]): Promise<HandlerAttempt[]>;
   /**
    * Extends leases still held by the claims given; resolves with the ids renewed. A row missing
    * from the answer was taken over by another claim (its lease ran out), or is no longer leased.
@@ -198,6 +190,12 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, Backfi
    * whose claim no longer holds its row writes nothing. Resolves with the ids whose outcome was recorded.
    */
   completeDispatch(outcomes: readonly DispatchOutcome[]): Promise<string[]>;
+  /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
+  releaseLeases(owner: string): Promise<number>;
+}
+
+/** What ordered handlers use: the key's turn, and what waits on it. */
+export interface OrderStore {
   /**
    * For each ordered handler of a leased delivery: whether it may run now. It may when no other
    * delivery of its key runs (a running one holds the key while its lease lives) and no pending
@@ -209,18 +207,30 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, Backfi
   orderWaits(eventIds: readonly string[]): Promise<OrderWait[]>;
   /** Waiting deliveries per ordered handler (for metrics). */
   orderStats(): Promise<OrderStats[]>;
-  /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
-  releaseLeases(owner: string): Promise<number>;
-  /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger and history rows. */
-  prune(options: { before: number; limit: number }): Promise<number>;
-  /** Queue depth and dead letters (for metrics). */
-  queueStats(): Promise<QueueStats>;
+}
 
+/** What people and tools read: deliveries, their runs, counts. */
+export interface ReadStore {
+  get(eventId: string): Promise<Delivery | null>;
+  /** Newest first. */
+  list(options?: ListDeliveriesOptions): Promise<Delivery[]>;
   /**
    * Deliveries oldest first (received time, then id), one page after `after` (keyset paging, so
    * `podhook export` and `podhook replay` walk any number of rows in small reads).
    */
   scan(options: ScanDeliveriesOptions): Promise<Delivery[]>;
+  /** The ledger entries of these events. */
+  handlerRuns(eventIds: readonly string[]): Promise<HandlerRun[]>;
+  /** The run history of these events, oldest first (empty for a delivery processed at its first attempt). */
+  handlerAttempts(eventIds: readonly string[]): Promise<HandlerAttempt[]>;
+  /** Queue depth and dead letters (for metrics). */
+  queueStats(): Promise<QueueStats>;
+  /** What the operator's chart and stats read: counts since a time (see `DeliveryStats`). */
+  deliveryStats(options: { since: number; maxSamples: number }): Promise<DeliveryStats>;
+}
+
+/** What moves deliveries: import, and replay's lease and requeue. */
+export interface TransferStore {
   /**
    * Stores exported deliveries as they were (status, counts, times, last error), all in one
    * transaction, with no lease and no ledger. An id already stored with the same type is a
@@ -233,22 +243,56 @@ export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, Backfi
    * live lease; resolves with the rows it leased. Release with `completeDispatch` or `releaseLeases`.
    */
   leaseEvents(options: LeaseEventsOptions): Promise<Delivery[]>;
-
   /**
    * Puts deliveries this owner leased (`leaseEvents`) back for the dispatcher: `queued`, due
    * now, lease released, with the ledger rows given (which handlers run again), all in one
    * transaction. Resolves with how many deliveries it requeued.
    */
   requeue(options: RequeueOptions): Promise<number>;
-  /** What the operator's chart and stats read: counts since a time (see `DeliveryStats`). */
-  deliveryStats(options: { since: number; maxSamples: number }): Promise<DeliveryStats>;
+  /** Gives back every lease this owner holds (graceful shutdown), so another dispatcher may pick them up. */
+  releaseLeases(owner: string): Promise<number>;
+}
 
+/** The signing secrets kept in the database. */
+export interface SecretStore {
+  /** Secrets stored in the database, oldest first. */
+  listSecrets(): Promise<StoredSecret[]>;
+  /** Stores a secret; resolves false when one with the same fingerprint is already there. */
+  addSecret(secret: StoredSecret): Promise<boolean>;
+  /** Removes secrets by id or fingerprint; resolves to how many were removed. */
+  removeSecret(idOrFingerprint: string): Promise<number>;
+}
+
+/** What keeps the store healthy and current: its reachability, retention, drift marks. */
+export interface MaintenanceStore {
+  /** Throws when the store cannot be reached. */
+  ping(): Promise<void>;
+  /** Deletes up to `limit` processed or ignored deliveries received before `before`, with their ledger and history rows. */
+  prune(options: { before: number; limit: number }): Promise<number>;
   /**
    * Records how a stored delivery's payload drifted from its type's learned shape (the drift
    * check at the door, after the answer): one small UPDATE, only for drifted deliveries.
    */
   recordDrift(eventId: string, drift: readonly DriftDifference[]): Promise<void>;
 }
+
+/**
+ * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge, PostgreSQL
+ * for replicas) and checked by one contract suite: the roles above and the rooms' own
+ * (heartbeats, listen cursors, backfills). All methods are async so one interface fits every
+ * driver. A consumer asks for the role it uses, not for this whole interface.
+ */
+export interface DeliveryStore
+  extends IngestStore,
+    DispatchStore,
+    OrderStore,
+    ReadStore,
+    TransferStore,
+    SecretStore,
+    MaintenanceStore,
+    HeartbeatStore,
+    ListenCursorStore,
+    BackfillStore {}
 
 export interface RequeueOptions {
   owner: string;
@@ -257,6 +301,8 @@ export interface RequeueOptions {
     eventId: string;
     /** Ledger rows to write: `queued` runs the handler again; `succeeded` keeps it from running. */
     runs: readonly { handler: string; status: 'queued' | 'succeeded'; attempts: number }[];
+    /** Earlier runs that left no row, recorded in the run history as they were (see `DispatchOutcome.history`). */
+    history?: readonly HandlerAttempt[];
   }[];
 }
 

@@ -1,9 +1,9 @@
-import type { DeliveryStore } from '../core/delivery-store.js';
+import type { MaintenanceStore } from '../core/delivery-store.js';
 import type { SecretSource } from '../core/signing/secret-source.js';
 import type { ReadinessReport } from './create-app.js';
 
 export interface ReadinessOptions {
-  store: Pick<DeliveryStore, 'ping'>;
+  store: Pick<MaintenanceStore, 'ping'>;
   secrets: SecretSource;
   /** What the runtime knows beyond a ping: `ok`, or why the store cannot take deliveries (files gone, commits failing). */
   storeHealth?: () => 'ok' | string;

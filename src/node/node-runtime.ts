@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Context } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import type { Alerter } from '../core/alerts/alerter.js';
-import type { BackfillRunner } from '../core/backfill/backfill-runner.js';
+import { scheduleBackfills, type BackfillScheduler } from '../core/backfill/index.js';
 import { HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -36,8 +36,8 @@ export interface NodeRuntime {
   ingest: IngestHandler;
   store: DeliveryStore;
   dispatcher: Dispatcher;
-  /** The backfill runner (it steps once `startBackground` ran, with the dispatcher on). */
-  backfills: BackfillRunner;
+  /** The backfills' scheduler (it steps once `startBackground` ran, with the dispatcher on). */
+  backfills: BackfillScheduler;
   /** The better-sqlite3 database when the store is SQLite (tests look inside it). */
   database?: OpenedDatabase;
   /** Resolves once the store is reachable (at once on SQLite; on PostgreSQL once reached and migrated). */
@@ -118,7 +118,8 @@ export function createNodeRuntime({
     random,
     // An alert still retrying does not keep a stopping process alive.
     alerting: { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()) },
-    observer: metrics.observer,
+    instruments: [metrics.instrument],
+    onBackfillStarted: () => scheduler.wake(),
     schedule: setImmediate,
     deferAdoption: setImmediate,
     afterAnswer: (work) => void setImmediate(() => void work()),
@@ -136,6 +137,7 @@ export function createNodeRuntime({
     admin,
   });
   const { dispatcher, alerts, heartbeat } = wired;
+  const scheduler = scheduleBackfills(wired.backfills, { dispatcher, logger });
 
   const beat = () =>
     void heartbeat
@@ -154,7 +156,7 @@ export function createNodeRuntime({
     ingest: wired.ingest,
     store,
     dispatcher,
-    backfills: wired.backfills,
+    backfills: scheduler,
     database: opened.database,
     storeReady: opened.ready,
     prune,
@@ -174,7 +176,7 @@ export function createNodeRuntime({
           void wired.backfills
             .register()
             .catch((error: Error) => logger.error({ err: error.message }, 'could not record the registered handlers'))
-            .finally(() => closed || wired.backfills.start());
+            .finally(() => closed || scheduler.start());
         }
       });
       opened.start();
@@ -184,8 +186,10 @@ export function createNodeRuntime({
     close(graceMs = config.shutdownGraceMs) {
       closed ??= (async () => {
         for (const t of timers) clearInterval(t);
-        await wired.backfills.stop();
-        await dispatcher.stop(graceMs);
+        // One budget for the whole stop: a backfill step stuck on the store takes it from the handlers, not beyond it.
+        const ends = performance.now() + graceMs;
+        await scheduler.stop(graceMs);
+        await dispatcher.stop(Math.max(0, ends - performance.now()));
         // The last sign of life, so the next start measures the downtime from this stop.
         await store.writeHeartbeat(clock()).catch(() => {});
         await opened.close();

@@ -1,17 +1,17 @@
 import { createAlerter, type Alerter, type AlerterOptions } from '../core/alerts/alerter.js';
-import { createBackfillRunner, type BackfillRunner } from '../core/backfill/backfill-runner.js';
-import { combineObservers } from '../core/alerts/combine-observers.js';
+import { createBackfillStepper, type BackfillStepper } from '../core/backfill/index.js';
 import { createHeartbeat, type Heartbeat } from '../core/alerts/heartbeat.js';
 import { createFetchPost } from '../core/alerts/post-alert.js';
 import type { Clock } from '../core/clock.js';
 import { dispatchTuning, type Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
 import type { NewDelivery } from '../core/delivery.js';
-import { createDispatcher, type DispatchObserver, type Dispatcher } from '../core/dispatch/dispatcher.js';
+import type { DispatchInstrument } from '../core/dispatch/dispatch-instrument.js';
+import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
+import type { HandlerRunner } from '../core/dispatch/handler-runner.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
-import { createOrdering } from '../core/order/ordering.js';
 import { createDriftWatch } from '../core/shapes/drift-watch.js';
 import type { DriftDifference } from '../core/shapes/payload-drift.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
@@ -21,11 +21,12 @@ import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-de
 import type { Logger } from '../core/observability/logger.js';
 import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
-import { configuredSecrets, createTracing } from '../core/tracing/index.js';
+import { configuredSecrets, createTracing, SPAN } from '../core/tracing/index.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
 import { createReadiness } from '../http/readiness.js';
+import { dispatchFeatures } from './dispatch-features.js';
 
 /** The options every runtime takes from its caller (the serve command, the Worker entry, tests). */
 export interface RuntimeOptions {
@@ -61,8 +62,12 @@ export interface ReceiverParts {
   random?: () => number;
   /** The runtime's part of alerting: how a send waits between tries, outlives the request, and what it remembers. */
   alerting?: Pick<AlerterOptions, 'sleep' | 'defer' | 'memory'>;
-  /** Observes dispatch beside the alerts (Node's metrics). */
-  observer?: DispatchObserver;
+  /** What watches dispatch beside the alerts (Node's metrics). */
+  instruments?: readonly DispatchInstrument[];
+  /** Where handler code runs (default: this thread). */
+  runner?: HandlerRunner;
+  /** A backfill was just started through the admin API (Node: its scheduler looks at once). */
+  onBackfillStarted?: () => void;
   /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
@@ -98,8 +103,8 @@ export interface WiredReceiver {
   ingest: IngestHandler;
   router: Router;
   dispatcher: Dispatcher;
-  /** Runs the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
-  backfills: BackfillRunner;
+  /** Steps the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
+  backfills: BackfillStepper;
   alerts: Alerter;
   heartbeat: Heartbeat;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */
@@ -113,7 +118,7 @@ export interface WiredReceiver {
  */
 export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { config, store, logger, clock, secrets } = parts;
-  // Null unless an OpenTelemetry SDK is registered (Node: OTEL_* variables): then each step below is untouched.
+  // Null unless an OpenTelemetry SDK is registered (Node: OTEL_* variables): then no step below is wrapped.
   const tracing = createTracing({ secrets: configuredSecrets(config) });
   const alerts = createAlerter({
     post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
@@ -126,7 +131,15 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const router = createRouter(parts.handlers);
-  const ordering = createOrdering({ handlers: parts.handlers, holdMs: config.dispatch.orderHoldMs, fields: parts.payloads?.fields, names: parts.payloads?.orderFields });
+  const features = dispatchFeatures({
+    handlers: parts.handlers,
+    payloads: parts.payloads,
+    store,
+    holdMs: config.dispatch.orderHoldMs,
+    tracing,
+    span: { name: SPAN.dispatch, owner: parts.owner },
+  });
+  const { ordering } = features;
   const dispatcher = createDispatcher({
     store,
     router,
@@ -135,19 +148,19 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     owner: parts.owner,
     ...dispatchTuning(config),
     random: parts.random,
-    observer: parts.observer ? combineObservers(parts.observer, alerts.observer) : alerts.observer,
+    runner: parts.runner,
+    gate: features.gate,
+    instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments],
     schedule: parts.schedule,
-    ordering: ordering.active ? ordering : undefined,
-    tracing,
     payloadSchemas: parts.payloads?.schemas,
   });
 
   const shapes = parts.payloads?.shapes;
   const watchDrift = shapes && createDriftWatch({ shapes, store, alerts, logger, onDrift: parts.onDrift });
-  const backfills = createBackfillRunner({
+  const backfills = createBackfillStepper({
     store,
     router,
-    ordering: ordering.active ? ordering : undefined,
+    ordering,
     dispatcher,
     owner: parts.owner,
     clock,
@@ -162,18 +175,20 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   };
   const claim = config.dispatch.enabled ? withHandOff(claimOne, dispatcher, parts.deferAdoption) : claimOne;
   const quarantine = (delivery: NewDelivery, alternateId: string) => store.quarantine(delivery, alternateId);
+  // Traced ingest steps, or the steps themselves: no tracing, no wrapper.
+  const traced = tracing?.ingest;
   const receive = createReceiver({
     crypto: parts.crypto,
     clock,
     secrets,
-    claim: tracing ? tracing.traceClaim(claim) : claim,
-    quarantine: tracing ? tracing.traceQuarantine(quarantine) : quarantine,
+    claim: traced ? traced.claim(claim) : claim,
+    quarantine: traced ? traced.quarantine(quarantine) : quarantine,
     onConflict: (conflict) => {
       parts.onConflict?.(conflict);
       // Named by the id it is stored under: what an operator looks up before replaying it.
       void alerts.conflict([{ eventId: conflict.storedAs, eventType: conflict.eventType }]);
     },
-    orderOf: ordering.active ? (d) => ordering.entriesFor(d, d.payload, router.handlersFor(d.eventType)) : undefined,
+    admit: ordering && ((d) => void (d.order = ordering.entriesFor(d, d.payload, router.handlersFor(d.eventType)))),
     onStored: (delivery) => {
       // The sender sent something no handler will ever run: as loud as a death in dispatch.
       if (delivery.status === 'dead') void alerts.deadOnArrival({ eventId: delivery.eventId, eventType: delivery.eventType, reason: delivery.lastError ?? 'dead' });
@@ -182,9 +197,9 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       if (shapes && watchDrift && delivery.status === 'queued' && Object.hasOwn(shapes.types, delivery.eventType)) parts.afterAnswer(() => watchDrift(delivery));
     },
   });
-  const onOutcome = tracing ? tracing.observeIngest(parts.onOutcome) : parts.onOutcome;
+  const onOutcome = traced ? traced.outcome(parts.onOutcome) : parts.onOutcome;
   const untraced = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome });
-  const ingest = tracing ? tracing.traceIngest(untraced, config.webhookPath) : untraced;
+  const ingest = traced ? traced.ingest(untraced, config.webhookPath) : untraced;
 
   const { adminToken } = config;
   const drainSoon = parts.drainSoon ?? ((d: Dispatcher) => d.wake());
@@ -208,7 +223,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
               clock,
               wake: () => drainSoon(dispatcher),
               lastDowntime: () => heartbeat.lastDowntime(),
-              backfillStarted: () => backfills.wake(),
+              backfillStarted: () => parts.onBackfillStarted?.(),
               ...parts.admin,
             }),
   });

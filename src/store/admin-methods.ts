@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, isNotNull, sql } from 'drizzle-orm';
-import type { DeliveryStats, DeliveryStore, RequeueOptions } from '../core/delivery-store.js';
+import type { DeliveryStats, ReadStore, RequeueOptions, TransferStore } from '../core/delivery-store.js';
 import type { DeliveryStatus } from '../core/delivery.js';
 import type { StoreBackend } from './store-backend.js';
 
@@ -10,13 +10,21 @@ const HOUR_MS = 3_600_000;
  * the counts behind the stats and chart. The same queries on every backend (counts may come back
  * as int8 text on PostgreSQL, hence `toDeliveryStats`); none of them is on the ingest or dispatch path.
  */
-export function adminMethods({ db, tables, atomic }: StoreBackend): Pick<DeliveryStore, 'requeue' | 'deliveryStats'> {
-  const { deliveries, handlerRuns } = tables;
+export function adminMethods({ db, tables, atomic }: StoreBackend): Pick<TransferStore, 'requeue'> & Pick<ReadStore, 'deliveryStats'> {
+  const { deliveries, handlerRuns, handlerAttempts } = tables;
   return {
     async requeue({ owner, now, deliveries: requests }: RequeueOptions) {
       if (requests.length === 0) return 0;
       const results = await atomic((tx) =>
         requests.flatMap((r) => [
+          // Earlier runs that left no row (a success at the first attempt), kept in the history before the new ones.
+          ...(r.history ?? []).map((h) =>
+            tx
+              .insert(handlerAttempts)
+              .values({ eventId: h.eventId, handler: h.handler, attempt: h.attempt, outcome: h.outcome, error: h.error, durationMs: h.durationMs, finishedAt: h.at, ranBy: h.ranBy })
+              .onConflictDoNothing()
+              .returning({ eventId: handlerAttempts.eventId }),
+          ),
           ...r.runs.map((run) =>
             tx
               .insert(handlerRuns)
@@ -38,7 +46,7 @@ export function adminMethods({ db, tables, atomic }: StoreBackend): Pick<Deliver
       let requeued = 0;
       let i = 0;
       for (const r of requests) {
-        i += r.runs.length;
+        i += (r.history?.length ?? 0) + r.runs.length;
         requeued += results[i++]!.length;
       }
       return requeued;

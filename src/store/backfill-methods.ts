@@ -122,7 +122,9 @@ export function backfillMethods(backend: StoreBackend): BackfillStore {
           and(
             eq(backfills.id, id),
             eq(backfills.state, 'running'),
-            or(eq(backfills.claimId, claimId), isNull(backfills.leaseUntil), lt(backfills.leaseUntil, now)),
+            // Free, or already this owner's (an earlier claim of its own that it lost track of: a
+            // step that threw after the claim must not stall the backfill for a whole lease).
+            or(eq(backfills.claimId, claimId), eq(backfills.leaseOwner, owner), isNull(backfills.leaseUntil), lt(backfills.leaseUntil, now)),
           ),
         )
         .returning();

@@ -1,10 +1,10 @@
 import { and, asc, desc, eq, gt, inArray, lt, or, sql } from 'drizzle-orm';
-import type { DeliveryStore, HandlerAttempt, HandlerRun, ListDeliveriesOptions, ScanDeliveriesOptions } from '../core/delivery-store.js';
+import type { HandlerAttempt, HandlerRun, ListDeliveriesOptions, ReadStore, ScanDeliveriesOptions } from '../core/delivery-store.js';
 import { deliveryFilters, toDelivery } from './row-mapping.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
 /** Reading deliveries and their ledger, the same queries on every backend. */
-export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Pick<DeliveryStore, 'get' | 'list' | 'scan' | 'handlerRuns' | 'handlerAttempts' | 'queueStats'> {
+export function deliveryReads({ db, tables, byteOrder }: StoreBackend): Omit<ReadStore, 'deliveryStats'> {
   const { deliveries, handlerRuns, handlerAttempts } = tables;
   return {
     async get(eventId) {

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
-import type { DeliveryStore } from '../core/delivery-store.js';
+import type { MaintenanceStore } from '../core/delivery-store.js';
 import type { StoreBackend } from './store-backend.js';
 
 /** Recording a delivery's payload drift, the same statement on every backend. */
-export function driftMethod({ db, tables }: StoreBackend): Pick<DeliveryStore, 'recordDrift'> {
+export function driftMethod({ db, tables }: StoreBackend): Pick<MaintenanceStore, 'recordDrift'> {
   const { deliveries } = tables;
   return {
     async recordDrift(eventId, drift) {

@@ -1,10 +1,10 @@
 import { and, asc, count, eq, inArray, min, sql } from 'drizzle-orm';
-import type { DeliveryStore, OrderStartResult, OrderWait } from '../core/delivery-store.js';
+import type { OrderStartResult, OrderStore, OrderWait } from '../core/delivery-store.js';
 import { orderStatements } from './order-statements.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
 /** Per-key order for ordered handlers, the same statements on every backend. */
-export function orderMethods(backend: StoreBackend): Pick<DeliveryStore, 'startOrdered' | 'orderWaits' | 'orderStats'> {
+export function orderMethods(backend: StoreBackend): OrderStore {
   const { db, tables, atomic } = backend;
   const { orderedRuns, orderKeys } = tables;
   const order = orderStatements(tables, backend.prepare);

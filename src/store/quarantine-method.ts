@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { DeliveryStore } from '../core/delivery-store.js';
+import type { IngestStore } from '../core/delivery-store.js';
 import { claimParams, QUARANTINED_ERROR, toQuarantineResult } from './row-mapping.js';
 import type { StoreBackend } from './store-backend.js';
 
@@ -11,7 +11,7 @@ import type { StoreBackend } from './store-backend.js';
  * - `insert`: a new quarantined row, under the sent id when it is free, else the alternate id.
  * Off the hot path: only a conflict gets here.
  */
-export function quarantineMethod({ tables: { deliveries }, atomic }: StoreBackend): Pick<DeliveryStore, 'quarantine'> {
+export function quarantineMethod({ tables: { deliveries }, atomic }: StoreBackend): Pick<IngestStore, 'quarantine'> {
   return {
     async quarantine(delivery, alternateId) {
       const p = claimParams(delivery);

@@ -1,7 +1,7 @@
 import { and, eq, gte, isNotNull, isNull, or, type Column, type SQL } from 'drizzle-orm';
 import type { HeartbeatRecord } from '../core/alerts/heartbeat-store.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
-import type { DispatchOutcome, HandlerAttemptOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
+import type { DispatchOutcome, HandlerAttempt, HandlerAttemptOutcome, HandlerRun, ImportedDelivery, ListDeliveriesOptions, StoredSecret } from '../core/delivery-store.js';
 import type { Delivery, NewDelivery, QuarantineResult } from '../core/delivery.js';
 import type { DriftDifference } from '../core/shapes/payload-drift.js';
 import type { Tables } from './store-backend.js';
@@ -100,7 +100,12 @@ export type HandlerRunParams = Omit<HandlerRun, 'durationMs' | 'at' | 'outcome'>
   ranBy: string;
 };
 
-export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; runs: HandlerRunParams[] } {
+/**
+ * An outcome's columns: the delivery's, each run's (ledger and history), and the earlier runs it
+ * records in the history only (`DispatchOutcome.history`).
+ */
+export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; runs: HandlerRunParams[]; history: HandlerRunParams[] } {
+  const claimId = o.claimId ?? o.owner;
   return {
     outcome: {
       eventId: o.eventId,
@@ -121,10 +126,27 @@ export function outcomeParams(o: DispatchOutcome): { outcome: OutcomeParams; run
       lastError: r.lastError,
       updatedAt: o.now,
       durationMs: r.durationMs ?? null,
-      claimId: o.claimId ?? o.owner,
+      claimId,
       outcome: r.outcome ?? (r.status === 'succeeded' ? 'succeeded' : 'failed'),
       ranBy: o.owner,
     })),
+    history: (o.history ?? []).map((h) => earlierRunParams(h, claimId)),
+  };
+}
+
+/** An earlier run's row in the run history, as it was (an unknown replica is written as ''). */
+export function earlierRunParams(h: HandlerAttempt, claimId: string): HandlerRunParams {
+  return {
+    eventId: h.eventId,
+    handler: h.handler,
+    status: h.outcome === 'succeeded' ? 'succeeded' : 'failed',
+    attempts: h.attempt,
+    lastError: h.error,
+    updatedAt: h.at,
+    durationMs: h.durationMs,
+    claimId,
+    outcome: h.outcome,
+    ranBy: h.ranBy,
   };
 }
 

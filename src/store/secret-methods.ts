@@ -1,10 +1,10 @@
 import { asc } from 'drizzle-orm';
-import type { DeliveryStore } from '../core/delivery-store.js';
+import type { SecretStore } from '../core/delivery-store.js';
 import { fromSecretRow, secretMatch, secretRow } from './row-mapping.js';
 import type { StoreBackend } from './store-backend.js';
 
 /** The signing secrets kept by `podhook register` and `podhook secrets`, the same queries on every backend. */
-export function secretMethods({ db, tables }: StoreBackend): Pick<DeliveryStore, 'listSecrets' | 'addSecret' | 'removeSecret'> {
+export function secretMethods({ db, tables }: StoreBackend): SecretStore {
   const { webhookSecrets } = tables;
   return {
     async listSecrets() {

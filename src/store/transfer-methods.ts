@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, lt, or } from 'drizzle-orm';
-import type { ClaimResult, DeliveryStore, ImportedDelivery } from '../core/delivery-store.js';
+import type { ClaimResult, ImportedDelivery, TransferStore } from '../core/delivery-store.js';
 import { importedRow, importResult, toDelivery } from './row-mapping.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
@@ -7,7 +7,7 @@ import { inChunks, type StoreBackend } from './store-backend.js';
  * Moving deliveries in and out of the dispatcher's hands for `podhook import` and `replay`, and
  * giving leases back: the same statements on every backend.
  */
-export function transferMethods({ db, tables, atomic }: StoreBackend): Pick<DeliveryStore, 'importDeliveries' | 'leaseEvents' | 'releaseLeases'> {
+export function transferMethods({ db, tables, atomic }: StoreBackend): Pick<TransferStore, 'importDeliveries' | 'leaseEvents' | 'releaseLeases'> {
   const { deliveries } = tables;
   return {
     async importDeliveries(rows: readonly ImportedDelivery[]): Promise<ClaimResult[]> {

@@ -36,19 +36,11 @@ export async function runHandler(
   { timeoutMs }: RunHandlerOptions = {},
 ): Promise<RunHandlerResult> {
   const { logger, lines } = captureLogs();
-  let outcome: HandlerOutcome = 'failed';
-  let durationMs = 0;
   let thrown: { value: unknown } | undefined;
   const runner = createHandlerRunner({
     logger,
     clock: () => performance.now(),
     handlerTimeoutMs: timeoutMs ?? handler.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    observer: {
-      handlerFinished: (_name, _type, o, ms) => {
-        outcome = o;
-        durationMs = ms;
-      },
-    },
   });
   // The same definition, keeping what it threw (the runner records only its text).
   const watched: HandlerDefinition = {
@@ -63,9 +55,9 @@ export async function runHandler(
       }
     },
   };
-  const result = await runner.run(
-    watched,
-    {
+  const result = await runner.run({
+    handler: watched,
+    delivery: {
       eventId: event.id,
       eventType: event.type,
       signatureT: event.signatureTimestamp,
@@ -80,9 +72,10 @@ export async function runHandler(
       nextAttemptAt: null,
       processedAt: null,
     },
-    event.payload,
-    event.attempt,
-  );
+    payload: event.payload,
+    attempt: event.attempt,
+  });
+  const { outcome, durationMs } = result;
   // The runner's own `handler run` line is always the last one.
   const logs = lines.at(-1)?.msg === 'handler run' ? lines.slice(0, -1) : lines;
   if (result.ok) return { ok: true, outcome, logs, durationMs };

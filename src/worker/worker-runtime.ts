@@ -1,5 +1,5 @@
 import type { Alerter, AlertMemory } from '../core/alerts/alerter.js';
-import type { BackfillStepResult } from '../core/backfill/backfill-runner.js';
+import type { BackfillStepResult } from '../core/backfill/index.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseConfig, type Config } from '../core/config.js';
@@ -128,7 +128,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, l
         return await wired.backfills.step({ budget: WORKER_BACKFILL_PAGE });
       } finally {
         // The lease goes back with the step: the next cron run (any isolate) takes it at once.
-        await wired.backfills.stop();
+        await wired.backfills.release();
       }
     },
   };

@@ -7,7 +7,7 @@ import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime
 import { readOrderWaits, waitingOnOf } from '../../src/core/order/waiting-on.js';
 import { deliveryJson } from '../../src/core/transfer/delivery-export.js';
 import { createReplayer } from '../../src/core/transfer/replay-delivery.js';
-import { createOrdering } from '../../src/core/order/ordering.js';
+import { createOrderGate, createOrdering } from '../../src/core/order/index.js';
 import { createRouter } from '../../src/core/dispatch/router.js';
 import { handlers, orderedRuns, resetOrderedRuns, type OrderedRun } from '../fixtures/ordered-handlers.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
@@ -73,8 +73,8 @@ describe('podhook replay of ordered handlers', () => {
     const newer = await post(r, 'pod.status.changed', { pod: { id: 'pod-r' }, occurred_at: iso(BASE + 1000) });
     await r.dispatcher.runUntilIdle();
     resetOrderedRuns();
-    const ordering = createOrdering({ handlers, holdMs: 0 });
-    const replayer = createReplayer({ store: r.store, router: createRouter(handlers), logger: silentLogger, ordering });
+    const gate = createOrderGate({ store: r.store, ordering: createOrdering({ handlers, holdMs: 0 }) });
+    const replayer = createReplayer({ store: r.store, router: createRouter(handlers), logger: silentLogger, gate });
     const replayed = await replayer.replay((await r.store.get(older))!);
     expect(replayed).toMatchObject({ outcome: 'succeeded', status: 'processed' });
     expect(orderedRuns().filter((x) => x.handler === 'syncPod').map((x) => [x.id, x.stale, x.newest])).toEqual([[older, true, newer]]);

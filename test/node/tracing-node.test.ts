@@ -93,6 +93,8 @@ describe('OpenTelemetry traces from podhook serve', () => {
 
     // An attempt's span ends once its outcome is written, after its handler's.
     await vi.waitFor(() => expect(otlp.named(SPAN.dispatch).filter((s) => s.attributes[ATTR.outcome] === 'processed')).toHaveLength(1), { timeout: 15_000, interval: 50 });
+    // The three requests' spans may reach the collector in another export than the attempt's.
+    await vi.waitFor(() => expect(otlp.named('POST /webhooks')).toHaveLength(3), { timeout: 15_000, interval: 50 });
     const ingest = otlp.named('POST /webhooks');
     const [received, duplicate, refused] = ['new', 'duplicate', 'signature_mismatch'].map((outcome) => ingest.find((s) => s.attributes[ATTR.outcome] === outcome));
     expect(received!.attributes).toMatchObject({

@@ -155,6 +155,9 @@ export function describeBackfillContract(
         const claimed = await store.claimBackfill({ id, owner: 'r1', claimId: 'r1.1', now, leaseMs: 500 });
         expect(claimed).toMatchObject({ id, lease: { owner: 'r1', claimId: 'r1.1', until: now + 500 } });
         expect(await store.claimBackfill({ id, owner: 'r2', claimId: 'r2.1', now: now + 1, leaseMs: 500 })).toBeNull();
+        // Its holder may take it again under a new claim (a step of its own that threw after claiming it).
+        expect(await store.claimBackfill({ id, owner: 'r1', claimId: 'r1.2', now: now + 2, leaseMs: 500 })).toMatchObject({ lease: { owner: 'r1', claimId: 'r1.2' } });
+        expect(await store.claimBackfill({ id, owner: 'r1', claimId: 'r1.1', now, leaseMs: 500 })).toMatchObject({ lease: { claimId: 'r1.1', until: now + 500 } });
         expect(await store.resolveBackfill({ id, claimId: 'r2.1', until: 9, total: 9, now })).toBe(false);
         expect(await store.resolveBackfill({ id, claimId: 'r1.1', until: c.receivedAt + 1, total: 4, now })).toBe(true);
         expect(await store.resolveBackfill({ id, claimId: 'r1.1', until: 1, total: 1, now })).toBe(false); // resolved once

@@ -330,6 +330,36 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     );
 
     it(
+      'records the earlier runs an outcome or a requeue carries in the history first, as they were, fenced by the claim like its own',
+      withStore(async (store) => {
+        const d = newDelivery();
+        const e = newDelivery();
+        await store.claim([d, e]);
+        const now = e.receivedAt + 10;
+        await store.leaseDue({ owner: 'replica-a', now, leaseMs: 1000, limit: 10 });
+        // Both processed at their first attempt: no ledger, no history.
+        await store.completeDispatch([d, e].map((x) => ({ eventId: x.eventId, owner: 'replica-a', status: 'processed' as const, attempts: 1, lastError: null, nextAttemptAt: null, now, durationMs: 4, runs: [] })));
+        const earlier = (x: typeof d) => [{ eventId: x.eventId, handler: 'a', attempt: 1, outcome: 'succeeded' as const, error: null, durationMs: 4, at: now, ranBy: 'replica-a' }];
+        // A replay of d: its lease, then its outcome with the earlier run and its own.
+        await store.leaseEvents({ eventIds: [d.eventId], owner: 'replay-b', now: now + 5, leaseMs: 1000 });
+        const replayed = { eventId: d.eventId, owner: 'replay-b', status: 'processed' as const, attempts: 2, lastError: null, nextAttemptAt: null, now: now + 6, history: earlier(d),
+          runs: [{ eventId: d.eventId, handler: 'a', status: 'succeeded' as const, attempts: 2, lastError: null, durationMs: 2, outcome: 'succeeded' as const }] };
+        // Under a claim that does not hold the row: nothing at all.
+        expect(await store.completeDispatch([{ ...replayed, claimId: 'stale.1' }])).toEqual([]);
+        expect(await store.handlerAttempts([d.eventId])).toEqual([]);
+        expect(await store.completeDispatch([replayed])).toEqual([d.eventId]);
+        expect((await store.handlerAttempts([d.eventId])).map((r) => [r.handler, r.attempt, r.at, r.ranBy, r.durationMs])).toEqual([
+          ['a', 1, now, 'replica-a', 4],
+          ['a', 2, now + 6, 'replay-b', 2],
+        ]);
+        // A requeue of e for the dispatcher records its earlier run with the marks.
+        await store.leaseEvents({ eventIds: [e.eventId], owner: 'admin', now: now + 7, leaseMs: 1000 });
+        expect(await store.requeue({ owner: 'admin', now: now + 8, deliveries: [{ eventId: e.eventId, runs: [{ handler: 'a', status: 'queued', attempts: 1 }], history: earlier(e) }] })).toBe(1);
+        expect((await store.handlerAttempts([e.eventId])).map((r) => [r.handler, r.attempt, r.outcome, r.ranBy])).toEqual([['a', 1, 'succeeded', 'replica-a']]);
+      }),
+    );
+
+    it(
       'fences by claim id: once another claim holds the row, the old claim neither renews nor records an outcome, even under the same owner',
       withStore(async (store) => {
         const d = newDelivery();

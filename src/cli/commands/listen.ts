@@ -1,6 +1,6 @@
 import { parseConfig, dispatchTuning } from '../../core/config.js';
+import type { DispatchInstrument } from '../../core/dispatch/dispatch-instrument.js';
 import { createDispatcher } from '../../core/dispatch/dispatcher.js';
-import { createOrdering } from '../../core/order/ordering.js';
 import { createRouter, patternMatches } from '../../core/dispatch/router.js';
 import { EVENT_TYPES } from '../../core/events/event-types.js';
 import type { EventPattern } from '../../core/events/define-handler.js';
@@ -11,7 +11,8 @@ import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
+import { configuredSecrets, createTracing, SPAN } from '../../core/tracing/index.js';
+import { dispatchFeatures } from '../../runtime/dispatch-features.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { parseTimeOrDuration } from '../../core/time-or-duration.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
@@ -98,18 +99,18 @@ the token (401).`,
     const line = (time: number, type: string, id: string, outcome: string) =>
       io.stdout(`${new Date(time).toISOString()}  ${type.padEnd(20)}  ${id}  ${outcome}\n`);
     let failed = 0;
-    const dispatcher = createDispatcher({
+    const owner = `listen-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+    // Ordered handlers keep their order here too (a delivery waits for the earlier ones of its key).
+    const { gate, instruments } = dispatchFeatures({
+      handlers: router.handlers,
+      payloads,
       store,
-      router,
-      logger,
-      clock,
-      owner: `listen-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
-      ...dispatchTuning(config),
+      holdMs: config.dispatch.orderHoldMs,
       tracing: createTracing({ secrets: [...configuredSecrets(config), token] }),
-      payloadSchemas: payloads.schemas,
-      // Ordered handlers keep their order here too (a delivery waits for the earlier ones of its key).
-      ordering: createOrdering({ handlers: router.handlers, holdMs: config.dispatch.orderHoldMs, fields: payloads.fields, names: payloads.orderFields }),
-      observer: {
+      span: { name: SPAN.dispatch, owner },
+    });
+    const report: DispatchInstrument = {
+      subscriber: {
         deliveryFinished(type, status, { eventId, attempt, failures }) {
           const time = remoteTimes.get(eventId) ?? clock();
           if (status !== 'failed') remoteTimes.delete(eventId);
@@ -117,6 +118,17 @@ the token (401).`,
           line(time, type, eventId, outcomeText(status, attempt, failures, router.handlersFor(type).map((h) => h.name)));
         },
       },
+    };
+    const dispatcher = createDispatcher({
+      store,
+      router,
+      logger,
+      clock,
+      owner,
+      ...dispatchTuning(config),
+      payloadSchemas: payloads.schemas,
+      gate,
+      instruments: [report, ...instruments],
     });
 
     const stop = new AbortController();

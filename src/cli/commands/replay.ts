@@ -1,14 +1,14 @@
 import type { Delivery } from '../../core/delivery.js';
 import type { Logger } from '../../core/observability/logger.js';
 import { createReplayer, type ReplayOutcome, type ReplayResult } from '../../core/transfer/replay-delivery.js';
-import { createOrdering } from '../../core/order/ordering.js';
 import { createRouter } from '../../core/dispatch/router.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
+import { configuredSecrets, createTracing, SPAN } from '../../core/tracing/index.js';
+import { dispatchFeatures } from '../../runtime/dispatch-features.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { escapeControl } from '../format-table.js';
@@ -71,18 +71,29 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     // With OTEL_* set, each replay is a span linked to its delivery's receipt, its handler runs inside.
     const sdk = dryRun ? null : await startTracing(io.env, logger);
     const { store, close } = await openExistingStore(config);
+    const owner = `replay-${crypto.randomUUID()}`;
+    const { gate, instruments } = dispatchFeatures({
+      handlers,
+      payloads,
+      store,
+      holdMs: config.dispatch.orderHoldMs,
+      replay: true,
+      tracing: createTracing({ secrets: configuredSecrets(config) }),
+      span: { name: SPAN.replay, owner },
+    });
     const replayer = createReplayer({
       store,
       router: createRouter(handlers),
       logger,
       handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
       handler: only,
-      ordering: createOrdering({ handlers, holdMs: config.dispatch.orderHoldMs, fields: payloads.fields, names: payloads.orderFields }),
-      tracing: createTracing({ secrets: configuredSecrets(config) }),
+      owner,
+      gate,
+      instruments,
       payloadSchemas: payloads.schemas,
     });
 
-    const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, missing: 0 };
+    const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, lost: 0, missing: 0 };
     let runs = 0;
     try {
       if (dryRun) io.stdout('Dry run: nothing is run or written.\n');
@@ -109,7 +120,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       await sdk?.shutdown();
     }
     io.stdout(`${summary(tally, runs, dryRun)}\n`);
-    return tally.failed + tally.busy + tally.missing > 0 ? EXIT.failure : EXIT.ok;
+    return tally.failed + tally.busy + tally.lost + tally.missing > 0 ? EXIT.failure : EXIT.ok;
   },
 });
 
@@ -144,17 +155,20 @@ function describe(d: Delivery, r: ReplayResult): string {
       return `busy: ${r.reason} (status ${d.status})`;
     case 'waiting':
       return `waiting: ${r.reason}${ran ? ` (ran ${ran})` : ''}`;
+    case 'lost':
+      return `LOST: ${r.reason}${ran ? ` (ran ${ran})` : ''}`;
   }
 }
 
 function summary(t: Record<ReplayOutcome | 'missing', number>, runs: number, dryRun: boolean): string {
-  const total = t.succeeded + t.failed + t.skipped + t.busy + t.waiting + t.missing;
+  const total = t.succeeded + t.failed + t.skipped + t.busy + t.waiting + t.lost + t.missing;
   if (total === 0) return 'No deliveries match.';
   const runsText = `${runs} handler ${runs === 1 ? 'run' : 'runs'}`;
   const parts = dryRun
     ? [`${t.succeeded} would be replayed (${runsText})`, `${t.skipped} skipped`]
     : [`${t.succeeded} succeeded`, `${t.failed} failed`, `${t.skipped} skipped`, `${t.busy} busy`];
   if (t.waiting > 0) parts.push(`${t.waiting} waiting on their order (handed to the dispatcher)`);
+  if (t.lost > 0) parts.push(`${t.lost} lost to another podhook (not recorded)`);
   if (t.missing > 0) parts.push(`${t.missing} not found`);
   return `${dryRun ? 'Dry run' : 'Replay'}: ${total} ${total === 1 ? 'delivery' : 'deliveries'}: ${parts.join(', ')}${dryRun ? '' : ` (${runsText})`}.`;
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { DispatchObserver } from '../dispatch/dispatcher.js';
+import type { DispatchInstrument } from '../dispatch/dispatch-instrument.js';
 import type { Logger } from '../observability/logger.js';
 import {
   conflictAlert,
@@ -58,8 +58,8 @@ export interface AlerterOptions {
 }
 
 export interface Alerter {
-  /** Dead letters and failing handlers, from the dispatcher (combine with the metrics observer). */
-  readonly observer: DispatchObserver;
+  /** Dead letters and failing handlers: subscribes to the dispatcher's events. */
+  readonly instrument: DispatchInstrument;
   /** The receiver was down: a warn log line, and an alert. */
   downtime(downtime: Downtime): Promise<void>;
   /** Deliveries quarantined as conflicts (event ids and types only). */
@@ -108,7 +108,7 @@ export function createAlerter({
   }
 
   return {
-    observer: {
+    instrument: { subscriber: {
       handlerFinished(handler, _type, outcome) {
         // A stale run an ordered handler skipped is no failure.
         const verdict = memory.failing.record(handler, outcome !== 'succeeded' && outcome !== 'skipped');
@@ -119,7 +119,7 @@ export function createAlerter({
         const failures = detail.failures.map((f) => ({ handler: f.handler, error: scrubError(f.error, secrets) }));
         void send(deadLetterAlert({ eventId: detail.eventId, eventType, attempts: detail.attempt, failures }));
       },
-    },
+    } },
     downtime(downtime) {
       const alert = downtimeAlert(downtime);
       const { kind: _kind, ...fields } = alert.payload.podhook;

@@ -117,7 +117,7 @@ export interface BackfillStore {
   getBackfill(id: string): Promise<Backfill | null>;
   /** Newest first. */
   listBackfills(options?: { limit?: number; state?: BackfillState }): Promise<Backfill[]>;
-  /** Takes a running backfill's lease when it is free, ran out, or is this claim's already; null otherwise. */
+  /** Takes a running backfill's lease when it is free, ran out, or is this claim's or this owner's already; null otherwise. */
   claimBackfill(options: { id: string; owner: string; claimId: string; now: number; leaseMs: number }): Promise<Backfill | null>;
   /** Extends a held backfill's lease; false when the claim lost it (or it is no longer running). */
   renewBackfill(options: { id: string; claimId: string; until: number }): Promise<boolean>;

@@ -1,4 +1,4 @@
-import type { DeliveryStore } from '../delivery-store.js';
+import type { BackfillStore } from './backfill-store.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
 import { typesOf } from './start-backfill.js';
 
@@ -13,7 +13,7 @@ export interface HistoryGap {
 
 /** The handlers a backfill would catch up, with how many deliveries each (`podhook handlers`). */
 export async function historyGaps(
-  store: Pick<DeliveryStore, 'handlerRegistrations' | 'countBackfill'>,
+  store: Pick<BackfillStore, 'handlerRegistrations' | 'countBackfill'>,
   handlers: readonly HandlerDefinition[],
   now: number,
 ): Promise<HistoryGap[]> {

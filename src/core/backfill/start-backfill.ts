@@ -1,9 +1,8 @@
-import type { DeliveryStore } from '../delivery-store.js';
 import { patternMatches } from '../dispatch/router.js';
 import { InvalidRequestError } from '../errors.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
 import { EVENT_TYPES } from '../events/event-types.js';
-import type { Backfill, BackfillCounts, BackfillSelection } from './backfill-store.js';
+import type { Backfill, BackfillCounts, BackfillSelection, BackfillStore } from './backfill-store.js';
 
 /** What `podhook backfill` and `POST /_podhook/api/backfills` ask for. */
 export interface BackfillRequest {
@@ -37,7 +36,7 @@ export function typesOf(handler: Pick<HandlerDefinition, 'pattern'>, type?: stri
 }
 
 /** When a handler was first seen running, from the registrations. */
-export async function firstSeen(store: Pick<DeliveryStore, 'handlerRegistrations'>, handler: string): Promise<number | null> {
+export async function firstSeen(store: Pick<BackfillStore, 'handlerRegistrations'>, handler: string): Promise<number | null> {
   return (await store.handlerRegistrations()).find((r) => r.handler === handler)?.firstSeenAt ?? null;
 }
 
@@ -46,7 +45,7 @@ export async function firstSeen(store: Pick<DeliveryStore, 'handlerRegistrations
  * `InvalidRequestError` (reason `invalid_backfill`) with a message for people.
  */
 export async function planBackfill(
-  store: Pick<DeliveryStore, 'handlerRegistrations' | 'countBackfill'>,
+  store: Pick<BackfillStore, 'handlerRegistrations' | 'countBackfill'>,
   handlers: readonly HandlerDefinition[],
   request: BackfillRequest,
   now: number,
@@ -78,7 +77,7 @@ export async function planBackfill(
  * its id in the details) when one of this handler is running already.
  */
 export async function startBackfill(
-  store: Pick<DeliveryStore, 'handlerRegistrations' | 'countBackfill' | 'createBackfill' | 'listBackfills' | 'getBackfill'>,
+  store: Pick<BackfillStore, 'handlerRegistrations' | 'countBackfill' | 'createBackfill' | 'listBackfills' | 'getBackfill'>,
   handlers: readonly HandlerDefinition[],
   request: BackfillRequest,
   now: number,

@@ -1,7 +1,7 @@
 import { retryDelayMs, type BackoffOptions } from './backoff.js';
 import type { DispatchOutcome, HandlerRun } from '../delivery-store.js';
 import type { Delivery } from '../delivery.js';
-import { attemptDuration, describeFailures, describeSkips, ledgerRuns, type HandlerResult } from './run-handler.js';
+import { attemptDuration, describeFailures, describeSkips, ledgerRuns, type HandlerResult } from './handler-result.js';
 
 /** What one dispatch attempt found: no handler, a body handlers cannot read, or the handlers' results. */
 export type AttemptReport =
@@ -9,11 +9,11 @@ export type AttemptReport =
   | { kind: 'invalid-body'; error: string }
   | {
       kind: 'ran';
-      /** The handlers that ran (and ordered ones skipped as stale, as results with outcome `skipped`). */
+      /** The handlers that ran, and those the gate settled without a run (a skip is a result with outcome `skipped`). */
       results: readonly HandlerResult[];
       /** The delivery had ledger rows (an earlier attempt failed): this attempt's runs are recorded too. */
       hadLedger: boolean;
-      /** Ordered handlers that could not run yet: the earliest time to look again, else undefined. */
+      /** Handlers that wait (the gate let them not run yet): the earliest time to look again, else undefined. */
       waitUntil?: number;
     };
 
@@ -28,7 +28,7 @@ export interface OutcomePolicy {
 /**
  * Decides how one dispatch attempt ends: `processed`, `failed` with a backoff, `dead` (a
  * permanent failure, an unreadable body or the last attempt), `ignored` (no handler), or `queued`
- * again when an ordered handler waits on its key (nothing failed). Null when
+ * again when a handler waits (nothing failed). Null when
  * a handler was interrupted by shutdown: that is no attempt, so nothing is written and the lease
  * is given back with the attempt count unchanged. Pure: time and jitter come in as arguments.
  */
@@ -56,14 +56,14 @@ export function decideOutcome(
       if (r.permanent) permanent = true;
     }
   }
-  // An attempt that ends waiting on an ordered handler's turn (nothing failed) is not counted: the
-  // delivery's attempts are the tries that ended in an outcome, as without order.
+  // An attempt that ends with a handler waiting (nothing failed) is not counted: the delivery's
+  // attempts are the tries that ended in an outcome.
   const attempts = waitUntil !== undefined && !failed ? delivery.attempts : delivery.attempts + 1;
   // A delivery processed at its first attempt needs no ledger rows: its status says every handler
-  // succeeded. One still waiting on order records what ran, so it does not run again.
+  // succeeded. One with a handler still waiting records what ran, so it does not run again.
   const runs: HandlerRun[] = !failed && !hadLedger && !skipped && waitUntil === undefined ? [] : ledgerRuns(delivery.eventId, results);
   const durationMs = attemptDuration(results);
-  // A stale run an ordered handler skipped says so where a delivery's errors are read.
+  // A skipped run says why where a delivery's errors are read.
   const note = skipped ? describeSkips(results) : null;
   if (!failed && waitUntil !== undefined) return outcome(delivery.eventId, owner, 'queued', attempts, note, waitUntil, now, runs, durationMs);
   if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, note, null, now, runs, durationMs);

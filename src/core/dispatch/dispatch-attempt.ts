@@ -1,32 +1,33 @@
 import { createBatcher } from '../batcher.js';
 import type { Clock } from '../clock.js';
-import type { Delivery, DeliveryStore, DispatchOutcome, HandlerRun } from '../delivery-store.js';
-import type { Logger } from '../observability/logger.js';
-import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
-import type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observer.js';
-import type { LeaseKeeper } from './lease-keeper.js';
-import type { Router } from './router.js';
-import { parseDeliveryBody, type HandlerResult, type HandlerRunner } from './run-handler.js';
-import { openOrderGate, orderFinishes, type GateStep } from '../order/order-gate.js';
-import { runGateSteps } from '../order/run-gate-steps.js';
-import type { Ordering } from '../order/ordering.js';
+import type { Delivery, DispatchOutcome, DispatchStore, HandlerRun } from '../delivery-store.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
+import type { Logger } from '../observability/logger.js';
+import type { AttemptGate } from './attempt-gate.js';
+import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
+import type { DeliveryFinishedDetail, DispatchEvents } from './dispatch-events.js';
+import type { HandlerResult } from './handler-result.js';
+import type { RunHandler } from './handler-runner.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import { parseDeliveryBody } from './parse-delivery-body.js';
+import type { Router } from './router.js';
+import { runAttemptHandlers } from './run-attempt-handlers.js';
 import { typedPayloads, type PayloadSchemaMap } from './typed-payload.js';
 
 export interface DispatchAttemptOptions {
-  store: Pick<DeliveryStore, 'completeDispatch' | 'startOrdered'>;
-  /** The ordered handlers (none: nothing of the order runs). */
-  ordering?: Ordering;
-  /** Asks for a drain at this time (a delivery waiting on its order's hold), or at once. */
-  wakeAt?: (at: number) => void;
+  store: Pick<DispatchStore, 'completeDispatch'>;
+  /** Decides what runs, waits or is settled in each attempt. */
+  gate: AttemptGate;
+  /** Asks for a drain at this time (a delivery due again later), or at once. */
+  wakeAt: (at: number) => void;
   router: Router;
-  runner: HandlerRunner;
+  run: RunHandler;
   /** Whose claim holds the delivery now: an attempt whose claim lost it records nothing. */
   leases: Pick<LeaseKeeper, 'claimOf'>;
   logger: Logger;
   clock: Clock;
   policy: OutcomePolicy;
-  observer: DispatchObserver;
+  events: DispatchEvents;
   /** How outcome writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
   /** The generated schemas: each payload is parsed once per attempt for the handlers without a schema of their own. */
@@ -47,10 +48,10 @@ export type DispatchAttempt = (
 
 /**
  * One delivery's attempt: the handlers that have not yet succeeded for it (the per-handler
- * ledger), the outcome decided by `decideOutcome`, and its write, fenced by the claim id and
- * batched with the other outcomes ready at the same turn of the event loop.
+ * ledger), as the gate plans them; the outcome decided by `decideOutcome`, and its write, fenced by
+ * the claim id and batched with the other outcomes ready at the same turn of the event loop.
  */
-export function createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
+export function createDispatchAttempt({ store, gate, wakeAt, router, run, leases, logger, clock, policy, events, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
   /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
   const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
@@ -64,7 +65,7 @@ export function createDispatchAttempt({ store, ordering, wakeAt, router, runner,
     const handlers = router.handlersFor(delivery.eventType);
     let report: AttemptReport;
     let results: readonly HandlerResult[] = NO_RESULTS;
-    let steps: GateStep[] | undefined;
+    let settle: ((outcome: DispatchOutcome, succeeded: (handler: string) => boolean) => boolean) | undefined;
     if (handlers.length === 0) {
       report = { kind: 'no-handler' };
     } else {
@@ -72,20 +73,18 @@ export function createDispatchAttempt({ store, ordering, wakeAt, router, runner,
       if (!body.ok) {
         report = { kind: 'invalid-body', error: body.error };
       } else {
-        // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded (or were skipped as stale).
+        // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded (or were skipped).
         const pending =
           ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && (r.status === 'succeeded' || r.status === 'skipped')));
         const attemptOf = (h: HandlerDefinition) => (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1;
-        const payloadFor = typedPayloads(payloadSchemas, delivery.eventType, body.payload);
-        if (ordering?.active && pending.some((h) => ordering.spec(h.name))) {
-          steps = await openOrderGate(store, ordering, delivery, body.payload, pending, clock());
-          results = await runGateSteps(steps, delivery, payloadFor, attemptOf, { runner, logger, observer });
-          const waits = steps.flatMap((step) => (step.kind === 'wait' ? [step.until] : []));
-          report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: waits.length > 0 ? Math.min(...waits) : undefined };
-        } else {
-          results = await Promise.all(pending.map((h) => runner.run(h, delivery, payloadFor(h), attemptOf(h))));
-          report = { kind: 'ran', results, hadLedger: ledger.length > 0 };
-        }
+        const plan = await gate.open({ delivery, payload: body.payload, pending, now: clock(), attemptOf, events, logger });
+        settle = plan?.settle;
+        const ran = await runAttemptHandlers({
+          delivery, plan, pending, attemptOf, run, events, now: clock,
+          payloadFor: typedPayloads(payloadSchemas, delivery.eventType, body.payload),
+        });
+        results = ran.results;
+        report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: ran.waitUntil };
       }
     }
     free(); // the slot is for handlers; the outcome write that follows needs none
@@ -94,20 +93,15 @@ export function createDispatchAttempt({ store, ordering, wakeAt, router, runner,
     // Lease lost: the claim that holds it now records the outcome (the store fences this one anyway).
     if (outcome === null || leases.claimOf(delivery.eventId) !== claimId) return;
     outcome.claimId = claimId;
-    if (steps && ordering) {
-      const ok = new Set(results.filter((r) => r.ok).map((r) => r.handler));
-      outcome.order = orderFinishes(steps, (name) => ok.has(name), outcome.status === 'dead', ordering.holdMs);
-    }
+    const drainAfter = settle?.(outcome, (name) => results.some((r) => r.handler === name && r.ok)) ?? false;
     if (!(await complete(outcome))) {
       logger.warn({ event_id: delivery.eventId, claim_id: claimId, status: outcome.status }, 'lease lost: outcome not recorded, another claim holds the delivery');
-      observer.leaseLost?.('outcome_fenced');
+      events.emit('leaseLost', 'outcome_fenced');
       return;
     }
-    if (outcome.order?.some((f) => f.state !== 'waiting' && f.state !== 'released')) wakeAt?.(0); // a woken next of the key is due now
-    if (outcome.status === 'queued' && outcome.nextAttemptAt !== null) wakeAt?.(outcome.nextAttemptAt);
-    if (observer.deliveryFinished) {
-      observer.deliveryFinished(delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
-    }
+    if (drainAfter) wakeAt(0);
+    if (outcome.status === 'queued' && outcome.nextAttemptAt !== null) wakeAt(outcome.nextAttemptAt);
+    events.emit('deliveryFinished', delivery.eventType, outcome.status, { eventId: delivery.eventId, attempt: outcome.attempts, failures: failuresOf(results) });
     if (outcome.status === 'dead') {
       logger.warn({ event_id: delivery.eventId, event_type: delivery.eventType, attempts: outcome.attempts, last_error: outcome.lastError }, 'delivery dead');
     } else if (outcome.status === 'failed') {

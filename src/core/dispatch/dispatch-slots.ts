@@ -6,8 +6,10 @@ export interface DispatchSlotsOptions {
   concurrency: number;
   /** Hand-offs that may wait in memory for a free slot beyond `concurrency`. */
   handOffQueue: number;
-  /** Whether the dispatcher still holds a waiting hand-off's lease; one it lost is dropped, not run. */
-  holds(eventId: string): boolean;
+  /** Whether the dispatcher still holds a waiting hand-off's lease under its claim; one it lost is dropped, not run. */
+  holds(eventId: string, claimId: string): boolean;
+  /** A waiting hand-off was dropped, its lease lost: forget that lease (the claim that holds it now runs it). */
+  dropped(eventId: string, claimId: string): void;
   /**
    * Starts one dispatch in a taken slot; it must call `free` once its handlers are done.
    * `payload` is the body ingest already parsed (hand-offs), else undefined.
@@ -21,8 +23,8 @@ export interface DispatchSlotsOptions {
 export interface DispatchSlots {
   /** Reserves room for a hand-off; false at capacity or once stopped. */
   reserve(): boolean;
-  /** A reserved hand-off was claimed as new: it waits for a slot (or is dropped once stopped). */
-  adopt(delivery: Delivery, payload: unknown): void;
+  /** A reserved hand-off was claimed as new under `claimId`: it waits for a slot (or is dropped once stopped). */
+  adopt(delivery: Delivery, payload: unknown, claimId: string): void;
   /** A reserved hand-off was not claimed as new. */
   release(): void;
   /**
@@ -52,6 +54,7 @@ export function createDispatchSlots({
   concurrency,
   handOffQueue,
   holds,
+  dropped,
   start,
   drainAgain,
 }: DispatchSlotsOptions): DispatchSlots {
@@ -60,7 +63,7 @@ export function createDispatchSlots({
   let backlog = false;
   let stopped = false;
   /** Hand-offs adopted while every slot was busy, in arrival order. */
-  const waiting: Array<{ delivery: Delivery; payload: unknown }> = [];
+  const waiting: Array<{ delivery: Delivery; payload: unknown; claimId: string }> = [];
 
   function take(delivery: Delivery, ledger: readonly HandlerRun[], payload: unknown) {
     running++;
@@ -78,7 +81,10 @@ export function createDispatchSlots({
     while (!stopped && running < concurrency && waiting.length > 0) {
       const next = waiting.shift()!;
       // One whose lease was lost meanwhile is left to whoever holds it now.
-      if (!holds(next.delivery.eventId)) continue;
+      if (!holds(next.delivery.eventId, next.claimId)) {
+        dropped(next.delivery.eventId, next.claimId);
+        continue;
+      }
       take(next.delivery, NO_RUNS, next.payload); // a new event has no ledger yet
     }
     if (backlog && running < concurrency) {
@@ -93,10 +99,10 @@ export function createDispatchSlots({
       reserved++;
       return true;
     },
-    adopt(delivery, payload) {
+    adopt(delivery, payload, claimId) {
       reserved--;
       if (stopped) return; // the lease runs out and another dispatcher (or a restart) takes it
-      waiting.push({ delivery, payload });
+      waiting.push({ delivery, payload, claimId });
       pump();
     },
     release() {

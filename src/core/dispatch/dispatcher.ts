@@ -1,23 +1,28 @@
 import { systemClock, type Clock } from '../clock.js';
-import type { DeliveryStore } from '../delivery-store.js';
+import type { DispatchStore } from '../delivery-store.js';
 import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
-import { SPAN, type PodhookTracing } from '../tracing/index.js';
+import { PASS_THROUGH_GATE, type AttemptGate } from './attempt-gate.js';
 import type { OutcomePolicy } from './decide-outcome.js';
 import { createDispatchAttempt } from './dispatch-attempt.js';
-import type { DispatchObserver } from './dispatch-observer.js';
+import { createDispatchEvents, type DispatchEvents } from './dispatch-events.js';
+import { instrumentAttempt, instrumentHandler, type DispatchInstrument } from './dispatch-instrument.js';
 import { createDispatchSlots } from './dispatch-slots.js';
+import type { HandlerRunner } from './handler-runner.js';
 import { createLeaseDrain } from './lease-drain.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner } from './run-handler.js';
-import type { Ordering } from '../order/ordering.js';
 import type { PayloadSchemaMap } from './typed-payload.js';
+import { createWakeTimer } from './wake-timer.js';
 
-export type { DeliveryFinishedDetail, DispatchObserver } from './dispatch-observer.js';
+export type { DeliveryFinishedDetail, DispatchSubscriber } from './dispatch-events.js';
+
+/** The store role a dispatcher uses. */
+export type DispatcherStore = Pick<DispatchStore, 'leaseDue' | 'handlerRuns' | 'renewLeases' | 'completeDispatch' | 'releaseLeases'>;
 
 export interface DispatcherOptions {
-  store: DeliveryStore;
+  store: DispatcherStore;
   router: Router;
   logger: Logger;
   clock?: Clock;
@@ -43,13 +48,14 @@ export interface DispatcherOptions {
    */
   handOffQueue?: number;
   random?: () => number;
-  observer?: DispatchObserver;
+  /** Where handler code runs (default: this thread, `createHandlerRunner`). */
+  runner?: HandlerRunner;
+  /** Decides per attempt what runs, waits or is settled (default: every pending handler runs). */
+  gate?: AttemptGate;
+  /** What watches dispatch: subscribers to its events, wrappers of attempts and handler calls. */
+  instruments?: readonly DispatchInstrument[];
   /** How completion writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
-  /** The ordered handlers (`order`): one run per key at a time, in `at` order. */
-  ordering?: Ordering;
-  /** Spans for each attempt and handler run (`createTracing`); null: none. */
-  tracing?: PodhookTracing | null;
   /** The schemas `podhook schemas` generated: parse each payload once per attempt for handlers without a schema of their own. */
   payloadSchemas?: PayloadSchemaMap;
 }
@@ -68,6 +74,8 @@ export interface DispatchLoad {
   backlog: boolean;
   /** When a new delivery was last handed to this dispatcher by ingest (epoch ms), or null: none yet. */
   lastHandOffAt: number | null;
+  /** Leases this dispatcher keeps (and renews). */
+  leases: number;
 }
 
 export interface Dispatcher {
@@ -89,13 +97,16 @@ export interface Dispatcher {
   /** Runs a just-claimed delivery under its reserved lease (no lease statement, no ledger read). */
   adopt(grant: LeaseGrant, delivery: NewDelivery): void;
   release(grant: LeaseGrant): void;
+  /** What happens in dispatch, to subscribe to. */
+  readonly events: DispatchEvents;
   readonly owner: string;
 }
 
 /**
  * Drains the durable inbox: leases due deliveries, runs the handlers that have not yet
  * succeeded for each (the per-handler ledger), and records the outcome with retries,
- * exponential backoff with jitter, a time limit per call and dead letters.
+ * exponential backoff with jitter, a time limit per call and dead letters. What runs where is the
+ * runner's; what runs when, the gate's; who watches, the instruments'.
  */
 export function createDispatcher({
   store,
@@ -112,46 +123,40 @@ export function createDispatcher({
   concurrency = 16,
   handOffQueue = concurrency * 8,
   random = Math.random,
-  observer = {},
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs }),
+  gate = PASS_THROUGH_GATE,
+  instruments = [],
   schedule,
-  ordering,
-  tracing = null,
   payloadSchemas,
 }: DispatcherOptions): Dispatcher {
-  if (tracing) observer = tracing.observeAttempts(observer);
+  const events = createDispatchEvents(
+    instruments.map((i) => i.subscriber),
+    (error, event) => logger.error({ err: (error as Error)?.message, event }, 'dispatch event subscriber failed'),
+  );
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer, tracing });
   const leases = createLeaseKeeper({
     store, owner, logger, clock, leaseMs, renewEveryMs,
     onLost(eventId, why, error) {
       runner.abortDelivery(eventId, error);
-      observer.leaseLost?.(why);
+      events.emit('leaseLost', why);
     },
   });
-  /** One timer for the earliest drain asked for at a later time (a delivery waiting out its order's hold). */
-  let wakeTimer: ReturnType<typeof setTimeout> | undefined;
-  let wakeTimerAt = Infinity;
-  function wakeAt(at: number) {
-    const delay = at - clock();
-    if (delay <= 0) return void drain.wake();
-    if (at >= wakeTimerAt) return;
-    clearTimeout(wakeTimer);
-    wakeTimerAt = at;
-    wakeTimer = setTimeout(() => {
-      wakeTimerAt = Infinity;
-      void drain.wake();
-    }, delay);
-    (wakeTimer as { unref?: () => void }).unref?.();
-  }
-  const attempt = createDispatchAttempt({ store, ordering, wakeAt, router, runner, leases, logger, clock, policy, observer, schedule, payloadSchemas });
-  const dispatchOne = tracing ? tracing.traceAttempt(attempt, { name: SPAN.dispatch, owner }) : attempt;
+  /** One timer for the earliest drain asked for at a later time (a delivery due again before the next poll). */
+  const wakeTimer = createWakeTimer({ clock, wake: () => void drain.wake() });
+  const attempt = createDispatchAttempt({
+    store, gate, router, leases, logger, clock, policy, events, schedule, payloadSchemas,
+    wakeAt: wakeTimer.at,
+    run: instrumentHandler(instruments, runner.run),
+  });
+  const dispatchOne = instrumentAttempt(instruments, attempt);
   let lastHandOffAt: number | null = null;
   /** Every dispatch not yet finished, its outcome write included (stop and runUntilIdle wait for these). */
   const inflight = new Set<Promise<void>>();
   const slots = createDispatchSlots({
     concurrency,
     handOffQueue,
-    holds: (eventId) => leases.claimOf(eventId) !== undefined,
+    holds: (eventId, claimId) => leases.claimOf(eventId) === claimId,
+    dropped: (eventId, claimId) => leases.release(eventId, claimId),
     start(delivery, ledger, payload, free) {
       const claimId = leases.claimOf(delivery.eventId)!;
       const p: Promise<void> = dispatchOne(delivery, claimId, ledger, payload, free)
@@ -165,13 +170,11 @@ export function createDispatcher({
     },
     drainAgain: () => void drain.wake(),
   });
-  const drain = createLeaseDrain({
-    store, owner, leaseMs, clock, logger, leases, slots,
-    ledgerBeforeAttempts: ordering?.active ? (type) => router.handlersFor(type).some((h) => ordering.spec(h.name) !== undefined) : undefined,
-  });
+  const drain = createLeaseDrain({ store, owner, leaseMs, clock, logger, leases, slots });
 
   return {
     owner,
+    events,
     reserve() {
       lastHandOffAt = clock();
       return slots.reserve() ? leases.grant() : null;
@@ -179,7 +182,7 @@ export function createDispatcher({
     adopt(grant, d) {
       leases.hold(d.eventId, grant.claimId, grant.until);
       // Ingest parsed its body already.
-      slots.adopt(storedDelivery(d), d.payload);
+      slots.adopt(storedDelivery(d), d.payload, grant.claimId);
     },
     release() {
       slots.release();
@@ -191,7 +194,7 @@ export function createDispatcher({
       while (drain.current) await drain.current;
     },
     load() {
-      return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog, lastHandOffAt };
+      return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog, lastHandOffAt, leases: leases.size };
     },
     async runUntilIdle() {
       for (;;) {
@@ -205,7 +208,7 @@ export function createDispatcher({
       }
     },
     async stop(graceMs = 10_000) {
-      clearTimeout(wakeTimer);
+      wakeTimer.clear();
       slots.stop(); // adopted hand-offs not started yet: their leases are given back below
       await drain.current;
       const all = Promise.all(inflight);

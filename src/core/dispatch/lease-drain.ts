@@ -1,11 +1,11 @@
 import type { Clock } from '../clock.js';
-import type { Delivery, DeliveryStore, HandlerRun } from '../delivery-store.js';
+import type { Delivery, DispatchStore, HandlerRun } from '../delivery-store.js';
 import type { Logger } from '../observability/logger.js';
 import type { DispatchSlots } from './dispatch-slots.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 
 export interface LeaseDrainOptions {
-  store: Pick<DeliveryStore, 'leaseDue' | 'handlerRuns'>;
+  store: Pick<DispatchStore, 'leaseDue' | 'handlerRuns'>;
   owner: string;
   leaseMs: number;
   clock: Clock;
@@ -13,12 +13,13 @@ export interface LeaseDrainOptions {
   leases: Pick<LeaseKeeper, 'newClaim' | 'hold'>;
   /** Sizes each lease statement (`leasable`) and runs what it leased. */
   slots: Pick<DispatchSlots, 'stopped' | 'leasable' | 'run'>;
-  /**
-   * Whether a delivery of this type may have ledger rows before any attempt was counted: one with
-   * an ordered handler records what ran while it waits on its order.
-   */
-  ledgerBeforeAttempts?: (eventType: string) => boolean;
 }
+
+/**
+ * Whether an attempt ran for this delivery before (counted, or one that ended with a handler
+ * waiting, which records what ran and the replica): only then can it have ledger rows to read.
+ */
+const ranBefore = (d: Delivery) => d.attempts > 0 || (d.ranBy !== null && d.ranBy !== undefined);
 
 /** What the store holds for this dispatcher: retries due, deliveries stored unleased, leftovers of a crash. */
 export interface LeaseDrain {
@@ -36,7 +37,7 @@ export interface LeaseDrain {
  * lease statement, reads the ledger of the retried ones, and runs them; again until none is
  * due or the slots are full (the next slot to free drains again). One drain at a time.
  */
-export function createLeaseDrain({ store, owner, leaseMs, clock, logger, leases, slots, ledgerBeforeAttempts }: LeaseDrainOptions): LeaseDrain {
+export function createLeaseDrain({ store, owner, leaseMs, clock, logger, leases, slots }: LeaseDrainOptions): LeaseDrain {
   /** Lease statements failed in a row (the store unreachable). */
   let leaseFailures = 0;
 
@@ -57,8 +58,8 @@ export function createLeaseDrain({ store, owner, leaseMs, clock, logger, leases,
           leaseFailures = 0;
         }
         if (leased.length === 0) return started;
-        // Ledger rows exist only once an attempt has failed (or an ordered handler waited): new deliveries need no read.
-        const retried = leased.filter((d) => d.attempts > 0 || ledgerBeforeAttempts?.(d.eventType)).map((d) => d.eventId);
+        // Ledger rows exist only once an attempt ran: new deliveries need no read.
+        const retried = leased.filter(ranBefore).map((d) => d.eventId);
         ledger = retried.length > 0 ? await store.handlerRuns(retried) : [];
         for (const d of leased) leases.hold(d.eventId, claimId, now + leaseMs);
       } catch (error) {

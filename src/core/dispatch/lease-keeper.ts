@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.js';
-import type { DeliveryStore } from '../delivery-store.js';
+import type { DispatchStore } from '../delivery-store.js';
 import type { LeaseGrant } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
 
 export interface LeaseKeeperOptions {
-  store: Pick<DeliveryStore, 'renewLeases'>;
+  store: Pick<DispatchStore, 'renewLeases'>;
   owner: string;
   logger: Logger;
   clock: Clock;
@@ -35,6 +35,8 @@ export interface LeaseKeeper {
   clear(): void;
   /** Renews now, as the timer does (tests). */
   renew(): Promise<void>;
+  /** Leases kept (lost ones included until released): what the renewal timer looks after. */
+  readonly size: number;
 }
 
 interface Held {
@@ -118,5 +120,8 @@ export function createLeaseKeeper({ store, owner, logger, clock, leaseMs, renewE
       timer = undefined;
     },
     renew,
+    get size() {
+      return held.size;
+    },
   };
 }

@@ -1,7 +1,7 @@
-import type { DeliveryStore } from '../delivery-store.js';
+import type { MaintenanceStore } from '../delivery-store.js';
 
 export interface PruneExpiredOptions {
-  store: Pick<DeliveryStore, 'prune'>;
+  store: Pick<MaintenanceStore, 'prune'>;
   /** Rows received before this time (ms) may go. */
   before: number;
   /** Rows in the first transaction (default 100); later ones adapt to `targetMs`. */

@@ -36,8 +36,11 @@ export interface ReceiverOptions {
    * before the answer is sent: it must only start work, never wait on it.
    */
   onStored?: (delivery: NewDelivery) => void;
-  /** Its ordered handlers' places in their keys' order, stored with the claim (a queued delivery only). */
-  orderOf?: (delivery: NewDelivery) => NewDelivery['order'];
+  /**
+   * Adds to a new queued delivery what the store keeps with its claim (ordered handlers: its
+   * places in their keys' order). Runs after verification, before the claim.
+   */
+  admit?: (delivery: NewDelivery) => void;
   toleranceSeconds?: number;
 }
 
@@ -65,7 +68,7 @@ export interface ReceiveResult {
  * then the body (read only now, capped by the adapter), then the MAC, then the store. Nothing
  * unauthenticated reaches the store. Throws a `PodhookError` for every refusal.
  */
-export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, onStored, orderOf, toleranceSeconds }: ReceiverOptions) {
+export function createReceiver({ crypto, clock, secrets, claim, quarantine, onConflict, onStored, admit, toleranceSeconds }: ReceiverOptions) {
   const store = async <T>(write: () => Promise<T>): Promise<T> => {
     try {
       return await write();
@@ -101,7 +104,7 @@ export function createReceiver({ crypto, clock, secrets, claim, quarantine, onCo
       receivedAt: clock(),
       ...inspectBody(eventType, body),
     };
-    if (orderOf && delivery.status === 'queued') delivery.order = orderOf(delivery);
+    if (admit && delivery.status === 'queued') admit(delivery);
 
     const result: ClaimResult = await store(() => claim(delivery));
     if (result.outcome === 'new') onStored?.(delivery);

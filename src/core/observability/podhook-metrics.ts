@@ -1,8 +1,8 @@
-import type { DispatchObserver } from '../dispatch/dispatcher.js';
+import type { DispatchInstrument } from '../dispatch/dispatch-instrument.js';
 import type { Clock } from '../clock.js';
-import type { Backfill } from '../backfill/backfill-store.js';
+import type { Backfill, BackfillStore } from '../backfill/backfill-store.js';
 import { backfillProgress } from '../backfill/progress.js';
-import type { DeliveryStore, OrderStats, QueueStats } from '../delivery-store.js';
+import type { OrderStats, OrderStore, QueueStats, ReadStore } from '../delivery-store.js';
 import { isEventType } from '../events/event-types.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
@@ -24,8 +24,8 @@ export interface PodhookMetrics {
   registry: MetricsRegistry;
   /** For `createApp({ onOutcome })`. */
   onOutcome: (outcome: IngestOutcome) => void;
-  /** For `createDispatcher({ observer })`. */
-  observer: DispatchObserver;
+  /** For `createDispatcher({ instruments })`: counts what the dispatcher's events say. */
+  instrument: DispatchInstrument;
   /** For the drift check at the door: each difference of a drifted delivery, by its type and kind. */
   onDrift: (eventType: string, differences: readonly { kind: string }[]) => void;
 }
@@ -37,7 +37,7 @@ export interface PodhookMetrics {
  * (the counts scan the open rows, which a backlog makes long).
  */
 export function createPodhookMetrics(
-  store: Pick<DeliveryStore, 'queueStats' | 'orderStats' | 'listBackfills'>,
+  store: Pick<ReadStore, 'queueStats'> & Pick<OrderStore, 'orderStats'> & Pick<BackfillStore, 'listBackfills'>,
   { clock = Date.now, refreshMs = 15_000, orderedHandlers = [] }: PodhookMetricsOptions = {},
 ): PodhookMetrics {
   /** A store read shared by every scrape within `refreshMs`. */
@@ -103,7 +103,7 @@ export function createPodhookMetrics(
     onDrift(type, differences) {
       for (const d of differences) drift.inc({ type: typeLabel(type), kind: d.kind });
     },
-    observer: {
+    instrument: { subscriber: {
       handlerStarted(_handler, _type, lagMs) {
         lag.observe({}, lagMs / 1000);
       },
@@ -121,6 +121,6 @@ export function createPodhookMetrics(
       orderStale(handler, action) {
         stale.inc({ handler, action });
       },
-    },
+    } },
   };
 }

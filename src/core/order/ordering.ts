@@ -1,5 +1,5 @@
 import type { OrderEntry } from '../delivery.js';
-import type { Delivery } from '../delivery.js';
+import { eventOf, type EventSource } from '../events/event-of.js';
 import type { HandlerDefinition, PodEvent } from '../events/define-handler.js';
 import type { EventType } from '../events/event-types.js';
 import { resolveOrderSpecs, type OrderFieldNames, type OrderSpec } from './order-spec.js';
@@ -23,22 +23,6 @@ export interface Ordering {
   spec(handler: string): OrderSpec | undefined;
   /** A new delivery's places in its ordered handlers' keys (undefined when it has none). */
   entriesFor(delivery: EventSource, payload: unknown, handlers: readonly HandlerDefinition[]): OrderEntry[] | undefined;
-}
-
-/** What an event for `key` and `at` is built from. */
-export type EventSource = Pick<Delivery, 'eventId' | 'eventType' | 'signatureT' | 'receivedAt' | 'body'>;
-
-/** The event a handler (and its `order.key` and `order.at`) sees. */
-export function eventOf(d: EventSource, payload: unknown, attempt: number): PodEvent<EventType, unknown> {
-  return {
-    id: d.eventId,
-    type: d.eventType as EventType,
-    signatureTimestamp: d.signatureT,
-    receivedAt: new Date(d.receivedAt),
-    payload,
-    rawBody: d.body,
-    attempt,
-  };
 }
 
 /**

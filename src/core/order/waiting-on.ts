@@ -1,11 +1,11 @@
-import type { DeliveryStore, OrderWait } from '../delivery-store.js';
+import type { OrderStore, OrderWait } from '../delivery-store.js';
 import type { Delivery } from '../delivery.js';
 
 /**
  * What these deliveries' ordered handlers wait on, by event id: read only for the ones not yet
  * processed (one store read for all of them, none when none is open).
  */
-export async function readOrderWaits(store: Pick<DeliveryStore, 'orderWaits'>, deliveries: readonly Delivery[]): Promise<Map<string, OrderWait[]>> {
+export async function readOrderWaits(store: Pick<OrderStore, 'orderWaits'>, deliveries: readonly Delivery[]): Promise<Map<string, OrderWait[]>> {
   const open = deliveries.filter((d) => d.status === 'queued' || d.status === 'failed').map((d) => d.eventId);
   const waits = new Map<string, OrderWait[]>();
   if (open.length === 0) return waits;

@@ -1,5 +1,5 @@
 import type { SchemaDriftFacts } from '../alerts/alert-message.js';
-import type { DeliveryStore } from '../delivery-store.js';
+import type { MaintenanceStore } from '../delivery-store.js';
 import type { NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
 import { driftCheckFor, type DriftDifference } from './payload-drift.js';
@@ -8,7 +8,7 @@ import type { PayloadShapes } from './shape.js';
 export interface DriftWatchOptions {
   /** The learned shapes (the registry's `payloadShapes`). */
   shapes: PayloadShapes;
-  store: Pick<DeliveryStore, 'recordDrift'>;
+  store: Pick<MaintenanceStore, 'recordDrift'>;
   alerts: { schemaDrift(facts: SchemaDriftFacts): Promise<void> };
   logger: Logger;
   /** Observes each drifted delivery's differences (Node's metrics). */

@@ -1,6 +1,6 @@
 import { context, createContextKey, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { Delivery } from '../delivery.js';
-import type { DispatchObserver } from '../dispatch/dispatch-observer.js';
+import type { DispatchSubscriber } from '../dispatch/dispatch-events.js';
 import { ATTR, ATTR_ERROR_TYPE } from './names.js';
 import { parseTraceParent } from './trace-parent.js';
 
@@ -16,7 +16,7 @@ export interface AttemptSpanOptions<R> {
   name: string;
   /** The dispatcher (lease owner) running it. */
   owner: string;
-  /** How the attempt ended, from its result; otherwise what the observer noted (`observeAttempts`). */
+  /** How the attempt ended, from its result; otherwise what `attemptOutcomes` noted. */
   outcomeOf?: (result: R) => string;
 }
 
@@ -76,24 +76,21 @@ function endAttempt(span: Span, outcome: string) {
 }
 
 /**
- * The dispatcher's observer, also noting each attempt's outcome for its span: the status it
- * recorded, or `lease_lost` when the outcome write found another claim holding the delivery.
+ * Notes each attempt's outcome for its span: the status it recorded, or `lease_lost` when the
+ * outcome write found another claim holding the delivery. Events are emitted inside the attempt's
+ * context, so the active context says which attempt it was.
  */
-export function observeAttempts(observer: DispatchObserver): DispatchObserver {
-  const note = (outcome: string) => {
-    const state = context.active().getValue(ATTEMPT) as AttemptState | undefined;
-    if (state) state.outcome = outcome;
-  };
-  return {
-    ...observer,
-    deliveryFinished(eventType, status, detail) {
-      note(status);
-      observer.deliveryFinished?.(eventType, status, detail);
-    },
-    leaseLost(reason) {
-      // A renewal's loss is noted by no attempt (it runs outside them); the fenced write is.
-      note('lease_lost');
-      observer.leaseLost?.(reason);
-    },
-  };
+export const attemptOutcomes: DispatchSubscriber = {
+  deliveryFinished(_eventType, status) {
+    note(status);
+  },
+  leaseLost() {
+    // A renewal's loss is noted by no attempt (it runs outside them); the fenced write is.
+    note('lease_lost');
+  },
+};
+
+function note(outcome: string) {
+  const state = context.active().getValue(ATTEMPT) as AttemptState | undefined;
+  if (state) state.outcome = outcome;
 }

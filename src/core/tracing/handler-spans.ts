@@ -1,37 +1,38 @@
 import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { scrubError } from '../alerts/scrub-error.js';
+import type { HandlerResult } from '../dispatch/handler-result.js';
+import type { RunHandler } from '../dispatch/handler-runner.js';
 import { ATTR, SPAN } from './names.js';
 
-/** One handler run's span: started before its schema check, ended with its outcome. */
-export interface HandlerSpan {
-  /** Runs the handler's own code in the span's context: its instrumented calls are children. */
-  run<T>(fn: () => T): T;
-  /** Ends the span; a failure adds an exception event with the error's type and its scrubbed message. */
-  end(outcome: string, error?: unknown): void;
+/**
+ * Each handler run in a span of its own, a child of the active attempt span, with the handler's
+ * code running in its context (the handler's own spans are its children). The exception event
+ * quotes the handler's own error text, as `handler_attempts` and the logs do, with configured
+ * secrets replaced, on one line, cut at 300 characters (`scrubError`, as alerts quote it); never a stack.
+ */
+export function traceHandler(tracer: Tracer, secrets: readonly string[], run: RunHandler): RunHandler {
+  return function tracedHandler(call) {
+    const parent = context.active();
+    const stale = call.context?.order?.stale;
+    const attributes = { [ATTR.handler]: call.handler.name, [ATTR.attempt]: call.attempt, ...(stale === undefined ? {} : { [ATTR.orderStale]: stale }) };
+    const span = tracer.startSpan(SPAN.handler, { attributes }, parent);
+    return context.with(trace.setSpan(parent, span), () => run(call)).then((result) => {
+      endHandlerSpan(span, result, secrets);
+      return result;
+    });
+  };
 }
 
-/**
- * A child of the active attempt span for one handler run. The exception event quotes the
- * handler's own error text, as `handler_attempts` and the logs do, with configured secrets
- * replaced, on one line, cut at 300 characters (`scrubError`, as alerts quote it); never a stack.
- */
-export function startHandlerSpan(tracer: Tracer, secrets: readonly string[], handler: string, attempt: number, stale?: boolean): HandlerSpan {
-  const parent = context.active();
-  const attributes = { [ATTR.handler]: handler, [ATTR.attempt]: attempt, ...(stale === undefined ? {} : { [ATTR.orderStale]: stale }) };
-  const span = tracer.startSpan(SPAN.handler, { attributes }, parent);
-  const inSpan = trace.setSpan(parent, span);
-  return {
-    run: (fn) => context.with(inSpan, fn),
-    end(outcome, error) {
-      span.setAttribute(ATTR.outcome, outcome);
-      if (outcome !== 'succeeded') {
-        const name = error instanceof Error ? error.name : outcome;
-        const message = error instanceof Error ? error.message : String(error ?? outcome);
-        span.recordException({ name, message: scrubError(message, secrets) });
-        // Interrupted (shutdown, a lost lease) is no failure of the handler's.
-        if (outcome !== 'interrupted') span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    },
-  };
+function endHandlerSpan(span: ReturnType<Tracer['startSpan']>, result: HandlerResult, secrets: readonly string[]) {
+  const { outcome } = result;
+  span.setAttribute(ATTR.outcome, outcome);
+  if (outcome !== 'succeeded' && outcome !== 'skipped') {
+    const name = result.errorName ?? outcome;
+    const text = result.error ?? outcome;
+    const message = result.errorName && text.startsWith(`${result.errorName}: `) ? text.slice(result.errorName.length + 2) : text;
+    span.recordException({ name, message: scrubError(message, secrets) });
+    // Interrupted (shutdown, a lost lease) is no failure of the handler's.
+    if (outcome !== 'interrupted') span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
 }

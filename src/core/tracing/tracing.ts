@@ -1,10 +1,10 @@
 import { ProxyTracer, trace, type TracerProvider } from '@opentelemetry/api';
 import type { Config } from '../config.js';
-import type { ClaimResult, Delivery, NewDelivery, QuarantineResult } from '../delivery.js';
-import type { DispatchObserver } from '../dispatch/dispatch-observer.js';
+import type { ClaimResult, NewDelivery, QuarantineResult } from '../delivery.js';
+import type { DispatchInstrument } from '../dispatch/dispatch-instrument.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
-import { observeAttempts, traceAttempt, type AttemptSpanOptions } from './attempt-spans.js';
-import { startHandlerSpan, type HandlerSpan } from './handler-spans.js';
+import { attemptOutcomes, traceAttempt } from './attempt-spans.js';
+import { traceHandler } from './handler-spans.js';
 import { observeIngest, traceIngest, traceStoreWrite } from './ingest-spans.js';
 import { SPAN, TRACER_NAME } from './names.js';
 
@@ -15,28 +15,28 @@ export interface TracingOptions {
   secrets?: readonly (string | null)[];
 }
 
-/**
- * podhook's spans, through `@opentelemetry/api` only. Each method wraps one step, so a call
- * site is a line: `tracing ? tracing.x(step) : step`.
- */
-export interface PodhookTracing {
+/** The ingest steps tracing wraps: each takes a step and gives it back in a span (or noted on one). */
+export interface IngestTracing {
   /** A SERVER span per ingest request, active while it runs. */
-  traceIngest<Q, A extends { status: number }>(ingest: (request: Q) => Promise<A>, route: string): (request: Q) => Promise<A>;
+  ingest<Q, A extends { status: number }>(ingest: (request: Q) => Promise<A>, route: string): (request: Q) => Promise<A>;
   /** Puts each ingest outcome (event id and type, how it ended) on its request's span, then calls `next`. */
-  observeIngest(next?: (outcome: IngestOutcome) => void): (outcome: IngestOutcome) => void;
+  outcome(next?: (outcome: IngestOutcome) => void): (outcome: IngestOutcome) => void;
   /** The store commit under the ingest span; the delivery is stored with the ingest span's context. */
-  traceClaim(claim: (delivery: NewDelivery) => Promise<ClaimResult>): (delivery: NewDelivery) => Promise<ClaimResult>;
+  claim(claim: (delivery: NewDelivery) => Promise<ClaimResult>): (delivery: NewDelivery) => Promise<ClaimResult>;
   /** The quarantine of a conflict under the ingest span, stored with its context as a claim is. */
-  traceQuarantine(
+  quarantine(
     quarantine: (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>,
   ): (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>;
-  /** A root span per attempt of a stored delivery, linked to its receipt; the handlers run inside it. */
-  traceAttempt<A extends [Delivery, ...unknown[]], R>(run: (...args: A) => Promise<R>, options: AttemptSpanOptions<R>): (...args: A) => Promise<R>;
-  /** The dispatcher's observer, also noting each attempt's outcome on its span. */
-  observeAttempts(observer: DispatchObserver): DispatchObserver;
-  /** A span for one handler run, a child of the active attempt. */
-  /** A handler run's span (an ordered handler's says whether the event was stale). */
-  startHandler(handler: string, attempt: number, stale?: boolean): HandlerSpan;
+}
+
+/** podhook's spans, through `@opentelemetry/api` only: ingest's steps, and an instrument for dispatch and replay. */
+export interface PodhookTracing {
+  readonly ingest: IngestTracing;
+  /**
+   * Dispatch's instrument: a root span per attempt of a stored delivery (`name`: `podhook.dispatch`
+   * or `podhook.replay`), linked to its receipt, with its outcome; a child span per handler run.
+   */
+  dispatch(options: { name: string; owner: string }): DispatchInstrument;
 }
 
 /** What a span must never quote: the configured signing secrets and tokens. */
@@ -46,8 +46,8 @@ export function configuredSecrets(config: Pick<Config, 'secrets' | 'adminToken' 
 
 /**
  * podhook's tracing, or null when no OpenTelemetry SDK is registered: then the API would hand out
- * spans that record nothing, and podhook does no tracing work at all (each call site is one null
- * check, and no delivery stores a `trace_parent`). Register the SDK before wiring the receiver.
+ * spans that record nothing, and podhook does no tracing work at all (no instrument is installed,
+ * and no delivery stores a `trace_parent`). Register the SDK before wiring the receiver.
  */
 export function createTracing({ provider = trace.getTracerProvider(), secrets = [] }: TracingOptions = {}): PodhookTracing | null {
   const tracer = provider.getTracer(TRACER_NAME);
@@ -55,12 +55,16 @@ export function createTracing({ provider = trace.getTracerProvider(), secrets = 
   if (tracer instanceof ProxyTracer) return null;
   const scrubbed = secrets.filter((s): s is string => typeof s === 'string' && s !== '');
   return {
-    traceIngest: (ingest, route) => traceIngest(tracer, ingest, route),
-    observeIngest,
-    traceClaim: (claim) => traceStoreWrite(tracer, SPAN.claim, claim),
-    traceQuarantine: (quarantine) => traceStoreWrite(tracer, SPAN.quarantine, quarantine),
-    traceAttempt: (run, options) => traceAttempt(tracer, run, options),
-    observeAttempts,
-    startHandler: (handler, attempt, stale) => startHandlerSpan(tracer, scrubbed, handler, attempt, stale),
+    ingest: {
+      ingest: (ingest, route) => traceIngest(tracer, ingest, route),
+      outcome: observeIngest,
+      claim: (claim) => traceStoreWrite(tracer, SPAN.claim, claim),
+      quarantine: (quarantine) => traceStoreWrite(tracer, SPAN.quarantine, quarantine),
+    },
+    dispatch: ({ name, owner }) => ({
+      subscriber: attemptOutcomes,
+      attempt: (run, outcomeOf) => traceAttempt(tracer, run, { name, owner, outcomeOf }),
+      handler: (run) => traceHandler(tracer, scrubbed, run),
+    }),
   };
 }

@@ -1,8 +1,8 @@
-import type { ClaimResult, Delivery, DeliveryStore } from '../delivery-store.js';
+import type { ClaimResult, Delivery, TransferStore } from '../delivery-store.js';
 import type { SignatureCrypto } from '../signing/signature-crypto.js';
 
 export interface ImporterOptions {
-  store: Pick<DeliveryStore, 'importDeliveries'>;
+  store: Pick<TransferStore, 'importDeliveries'>;
   crypto: Pick<SignatureCrypto, 'digest'>;
 }
 

@@ -1,17 +1,21 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
-import type { Delivery, DeliveryStatus, DeliveryStore, DispatchOutcome } from '../delivery-store.js';
+import type { Delivery, DeliveryStatus, DispatchOutcome, DispatchStore, TransferStore } from '../delivery-store.js';
 import type { Logger } from '../observability/logger.js';
+import { PASS_THROUGH_GATE, type AttemptGate } from '../dispatch/attempt-gate.js';
+import { createDispatchEvents } from '../dispatch/dispatch-events.js';
+import { instrumentAttempt, instrumentHandler, type DispatchInstrument } from '../dispatch/dispatch-instrument.js';
+import { attemptDuration, describeFailures, ledgerRuns, type HandlerResult } from '../dispatch/handler-result.js';
+import type { HandlerRunner } from '../dispatch/handler-runner.js';
+import { parseDeliveryBody } from '../dispatch/parse-delivery-body.js';
 import type { Router } from '../dispatch/router.js';
-import { SPAN, type PodhookTracing } from '../tracing/index.js';
-import { attemptDuration, createHandlerRunner, describeFailures, ledgerRuns, parseDeliveryBody, type HandlerResult } from '../dispatch/run-handler.js';
-import { openOrderGate, orderFinishes } from '../order/order-gate.js';
-import type { Ordering } from '../order/ordering.js';
-import { runGateSteps } from '../order/run-gate-steps.js';
+import { runAttemptHandlers } from '../dispatch/run-attempt-handlers.js';
+import { createHandlerRunner } from '../dispatch/run-handler.js';
 import { typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
+import { firstAttemptRuns, processedAtFirstAttempt } from './first-attempt-runs.js';
 
 export interface ReplayerOptions {
-  store: DeliveryStore;
+  store: Pick<TransferStore, 'leaseEvents'> & Pick<DispatchStore, 'handlerRuns' | 'completeDispatch'>;
   router: Router;
   logger: Logger;
   clock?: Clock;
@@ -21,10 +25,15 @@ export interface ReplayerOptions {
   handler?: string;
   /** The lease owner id of this replay. */
   owner?: string;
-  /** The ordered handlers: a replay runs them only in their key's turn (else the dispatcher does, later). */
-  ordering?: Ordering;
-  /** A span per replayed delivery, linked to its receipt, and per handler run (`createTracing`); null: none. */
-  tracing?: PodhookTracing | null;
+  /** Where handler code runs (default: this thread). */
+  runner?: HandlerRunner;
+  /**
+   * Decides what runs now, as the dispatcher's does (ordered handlers run only in their key's
+   * turn, the dispatcher runs the rest later); default: every handler runs.
+   */
+  gate?: AttemptGate;
+  /** What watches each replay (a span per replayed delivery and handler run). */
+  instruments?: readonly DispatchInstrument[];
   /** The schemas `podhook schemas` generated, applied as the dispatcher applies them. */
   payloadSchemas?: PayloadSchemaMap;
 }
@@ -32,10 +41,11 @@ export interface ReplayerOptions {
 /**
  * `succeeded`: every handler run succeeded; `failed`: one failed, or the body cannot be parsed;
  * `skipped`: no handler (or not the one named) takes the type; `busy`: a running dispatcher holds it;
- * `waiting`: an ordered handler's key is not free (another delivery of it runs or comes first): the
- * delivery is handed to the dispatcher, which runs that handler in its turn.
+ * `waiting`: the gate left a handler waiting (an ordered handler's key is not free): the delivery
+ * is handed to the dispatcher, which runs that handler in its turn; `lost`: the outcome was not
+ * recorded, because another claim took the delivery over meanwhile (its lease ran out).
  */
-export type ReplayOutcome = 'succeeded' | 'failed' | 'skipped' | 'busy' | 'waiting';
+export type ReplayOutcome = 'succeeded' | 'failed' | 'skipped' | 'busy' | 'waiting' | 'lost';
 
 export interface ReplayResult {
   eventId: string;
@@ -57,9 +67,10 @@ export interface Replayer {
 
 /**
  * Replays stored deliveries through the handler modules, in this process, with the dispatcher's
- * own handler runner. Unlike a dispatch it runs handlers that already succeeded (that is the
+ * own runner and gate. Unlike a dispatch it runs handlers that already succeeded (that is the
  * point), and it never schedules a retry. What it records, like one more dispatch attempt:
- * each run in the per-handler ledger; the delivery `processed` when every run succeeded (and no
+ * each run in the per-handler ledger and the run history (with the runs of a first-attempt
+ * success before it, which left no row); the delivery `processed` when every run succeeded (and no
  * other handler of the type has a failure on record: then its status is kept), `dead` with the
  * error when one failed. It leases the row first, so it never runs beside a live dispatcher.
  */
@@ -71,11 +82,13 @@ export function createReplayer({
   handlerTimeoutMs = 30_000,
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
-  ordering,
-  tracing = null,
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs }),
+  gate = PASS_THROUGH_GATE,
+  instruments = [],
   payloadSchemas,
 }: ReplayerOptions): Replayer {
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, tracing });
+  const events = createDispatchEvents(instruments.map((i) => i.subscriber));
+  const run = instrumentHandler(instruments, runner.run);
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
   const handlersFor = (d: Delivery) => router.handlersFor(d.eventType).filter((h) => only === undefined || h.name === only);
 
@@ -100,18 +113,14 @@ export function createReplayer({
 
     const ledger = await store.handlerRuns([leased.eventId]);
     // A delivery processed at its first attempt has no ledger rows: each handler ran once.
-    const ranBefore = (name: string) =>
-      ledger.find((r) => r.handler === name)?.attempts ?? (ledger.length === 0 && leased.status === 'processed' ? leased.attempts : 0);
+    const first = processedAtFirstAttempt(leased, ledger);
+    const ranBefore = (name: string) => ledger.find((r) => r.handler === name)?.attempts ?? (first ? leased.attempts : 0);
     const attemptOf = (h: HandlerDefinition) => ranBefore(h.name) + 1;
-    const payloadFor = typedPayloads(payloadSchemas, leased.eventType, body.payload);
-    // Ordered handlers run in their key's turn only (no hold: a replayed delivery is not a burst).
-    const steps = ordering?.active && handlers.some((h) => ordering.spec(h.name))
-      ? await openOrderGate(store, { ...ordering, holdMs: 0 }, leased, body.payload, handlers, clock())
-      : undefined;
-    const runs = steps
-      ? await runGateSteps(steps, leased, payloadFor, attemptOf, { runner, logger })
-      : await Promise.all(handlers.map((h) => runner.run(h, leased, payloadFor(h), attemptOf(h))));
-    const waits = steps?.flatMap((s) => (s.kind === 'wait' ? [s] : [])) ?? [];
+    const plan = await gate.open({ delivery: leased, payload: body.payload, pending: handlers, now: clock(), attemptOf, events, logger });
+    const { results: runs, waitUntil } = await runAttemptHandlers({
+      delivery: leased, plan, pending: handlers, attemptOf, run, events, now: clock,
+      payloadFor: typedPayloads(payloadSchemas, leased.eventType, body.payload),
+    });
     const ran = new Set(handlers.map((h) => h.name));
     const failedElsewhere = ledger.some(
       (r) => r.status === 'failed' && !ran.has(r.handler) && router.handlersFor(leased.eventType).some((h) => h.name === r.handler),
@@ -124,12 +133,13 @@ export function createReplayer({
       now: clock(),
       runs: ledgerRuns(leased.eventId, runs),
       durationMs: attemptDuration(runs),
+      // The runs of a first-attempt success left no row: recorded now, before this replay's.
+      history: firstAttemptRuns(leased, router.handlersFor(leased.eventType), ledger),
     };
     let outcome: DispatchOutcome;
-    if (lastError === null && waits.length > 0) {
-      // Not its turn: the dispatcher runs the rest when the key is free (its settling wakes it).
-      const next = Math.min(...waits.map((w) => w.until));
-      outcome = { ...base, attempts: leased.attempts, status: 'queued', lastError: leased.lastError, nextAttemptAt: next };
+    if (lastError === null && waitUntil !== undefined) {
+      // Not its turn: the dispatcher runs the rest when it is due (a gate's settling wakes it).
+      outcome = { ...base, attempts: leased.attempts, status: 'queued', lastError: leased.lastError, nextAttemptAt: waitUntil };
     } else if (lastError !== null) {
       outcome = { ...base, status: 'dead', lastError, nextAttemptAt: null };
     } else if (failedElsewhere) {
@@ -141,17 +151,19 @@ export function createReplayer({
     } else {
       outcome = { ...base, status: 'processed', lastError: null, nextAttemptAt: null };
     }
-    if (steps) {
-      const ok = new Set(runs.filter((r) => r.ok).map((r) => r.handler));
-      outcome.order = orderFinishes(steps, (name) => ok.has(name), outcome.status === 'dead', ordering!.holdMs);
+    plan?.settle?.(outcome, (name) => runs.some((r) => r.handler === name && r.ok));
+    const [recorded] = await store.completeDispatch([outcome]);
+    if (recorded !== leased.eventId) {
+      // The lease ran out and another claim took the delivery: what this replay did is not its record.
+      logger.warn({ event_id: leased.eventId, owner }, 'replay outcome not recorded: another claim holds the delivery');
+      return result('lost', 'another podhook took the delivery over while it was replayed (its lease ran out): its outcome was not recorded', leased.status, runs);
     }
-    await store.completeDispatch([outcome]);
-    if (lastError === null && waits.length > 0) {
-      const on = waits.map((w) => `${w.handler.name} waits for ${w.waitingOn ?? 'its turn'}`).join('; ');
-      return result('waiting', `${on}: handed to the dispatcher, which runs it in its key's order`, outcome.status, runs);
+    if (lastError === null && waitUntil !== undefined) {
+      const waits = plan!.steps.flatMap((st) => (st.kind === 'wait' ? [`${st.handler.name} ${st.reason}`] : []));
+      return result('waiting', `${waits.join('; ')}: handed to the dispatcher, which runs it in its turn`, outcome.status, runs);
     }
     return result(lastError === null ? 'succeeded' : 'failed', lastError, outcome.status, runs);
   }
 
-  return { handlersFor, replay: tracing ? tracing.traceAttempt(replay, { name: SPAN.replay, owner, outcomeOf: (r) => r.outcome }) : replay };
+  return { handlersFor, replay: instrumentAttempt(instruments, replay, (r) => r.outcome) };
 }

@@ -1,9 +1,10 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { Delivery, DeliveryStore, RequeueOptions } from '../delivery-store.js';
 import type { Router } from '../dispatch/router.js';
+import { firstAttemptRuns, processedAtFirstAttempt } from './first-attempt-runs.js';
 
 export interface RequeuerOptions {
-  store: DeliveryStore;
+  store: Pick<DeliveryStore, 'leaseEvents' | 'handlerRuns' | 'requeue' | 'releaseLeases'>;
   router: Router;
   clock?: Clock;
   /** How long the requeue holds its lease on the rows (they are released at once when written). */
@@ -31,8 +32,9 @@ export function createRequeuer({ store, router, clock = systemClock, leaseMs = 6
     const ledger = leased.length === 0 ? [] : await store.handlerRuns(leased.map((d) => d.eventId));
     const requests: RequeueOptions['deliveries'][number][] = [];
     for (const d of leased) {
-      const runs = ledgerMarks(d, router, ledger.filter((r) => r.eventId === d.eventId), only);
-      if (runs) requests.push({ eventId: d.eventId, runs });
+      const rows = ledger.filter((r) => r.eventId === d.eventId);
+      const runs = ledgerMarks(d, router, rows, only);
+      if (runs) requests.push({ eventId: d.eventId, runs, history: firstAttemptRuns(d, router.handlersFor(d.eventType), rows) });
     }
     try {
       const requeued = await store.requeue({ owner, now: clock(), deliveries: requests });
@@ -56,7 +58,8 @@ function ledgerMarks(
   // Never dispatched (ignored, or dead at ingest): the dispatcher reads no ledger for it and runs every handler.
   if (d.attempts === 0) return [];
   // A delivery processed at its first attempt has no ledger rows: each handler ran once, as replay counts.
-  const ranBefore = (name: string) => rows.find((r) => r.handler === name)?.attempts ?? (rows.length === 0 && d.status === 'processed' ? d.attempts : 0);
+  const first = processedAtFirstAttempt(d, rows);
+  const ranBefore = (name: string) => rows.find((r) => r.handler === name)?.attempts ?? (first ? d.attempts : 0);
   const marks: { handler: string; status: 'queued' | 'succeeded'; attempts: number }[] = [];
   for (const h of handlers) {
     if (only === undefined || h.name === only) marks.push({ handler: h.name, status: 'queued', attempts: ranBefore(h.name) });

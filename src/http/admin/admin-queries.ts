@@ -95,20 +95,13 @@ export async function readRuns(store: DeliveryStore, d: Delivery, router: Router
  * The `runs` of a delivery, oldest first: every handler run from its history, then the handlers
  * an operator's replay queued. A delivery processed at its first attempt has no history (ingest
  * and dispatch stay lean): each handler that takes its type ran once and succeeded, at
- * `processed_at`, in the attempt's duration (the slowest handler's), on `ran_by`. Runs recorded
- * before the history was kept show the ledger's last run of each handler.
+ * `processed_at`, in the attempt's duration (the slowest handler's), on `ran_by`; a later run
+ * (a replay) records that one in the history with its own. A handler with a ledger row and no
+ * history (a run recorded before the history was kept, a backfill's mark of a handler that had
+ * succeeded) shows the ledger's last run, before the history.
  */
 export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], ledger: readonly HandlerRun[], router: Router): RunEntry[] {
-  const queued = ledger
-    .filter((r) => r.status === 'queued')
-    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: iso(r.at), replica: null }));
-  if (history.length > 0) {
-    return [
-      ...history.map((r): RunEntry => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: iso(r.at), replica: r.ranBy })),
-      ...queued,
-    ];
-  }
-  if (ledger.length === 0 && d.status === 'processed') {
+  if (history.length === 0 && ledger.length === 0 && d.status === 'processed') {
     return router.handlersFor(d.eventType).map((h) => ({
       handler: h.name,
       attempt: 1,
@@ -116,18 +109,21 @@ export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], le
       error: null,
       duration_ms: d.durationMs ?? null,
       at: iso(d.processedAt),
-      replica: d.ranBy ?? null,
+      replica: d.ranBy || null,
     }));
   }
-  return ledger.map((r): RunEntry => ({
-    handler: r.handler,
-    attempt: r.attempts,
-    outcome: r.status,
-    error: r.lastError,
-    duration_ms: r.durationMs ?? null,
-    at: iso(r.at),
-    replica: null,
-  }));
+  const inHistory = new Set(history.map((r) => r.handler));
+  const ledgerOnly = ledger
+    .filter((r) => r.status !== 'queued' && !inHistory.has(r.handler))
+    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: iso(r.at), replica: null }));
+  const queued = ledger
+    .filter((r) => r.status === 'queued')
+    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: iso(r.at), replica: null }));
+  return [
+    ...ledgerOnly,
+    ...history.map((r): RunEntry => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: iso(r.at), replica: r.ranBy || null })),
+    ...queued,
+  ];
 }
 
 export interface Downtime {

@@ -125,9 +125,10 @@ export function createBatchDriver(db: AnySqliteDatabase & { batch: (q: never) =>
       const entries: BatchEntry[] = [];
       const outcomeAt: number[] = [];
       for (const o of outcomes) {
-        const { outcome: params, runs } = outcomeParams(o);
+        const { outcome: params, runs, history } = outcomeParams(o);
         const settling = o.order && order.settling(o);
         if (settling) entries.push(...built(settling.before(db)));
+        for (const h of history) entries.push({ statement: attempt(h), rows: rowsOf });
         for (const r of runs) entries.push({ statement: handlerRun(r), rows: rowsOf }, { statement: attempt(r), rows: rowsOf });
         outcomeAt.push(entries.push({ statement: outcome(params), rows: eventIds }) - 1);
         if (settling) entries.push(...built(settling.after(db)));

@@ -4,11 +4,12 @@ import type pg from 'pg';
 import { createBatcher } from '../../core/batcher.js';
 import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
 import { outcomeParams, toDelivery, type DeliveryRow } from '../row-mapping.js';
-import { buildEachCall, type QueryDatabase, type StoreBackend } from '../store-backend.js';
+import { buildEachCall, type StoreBackend } from '../store-backend.js';
 import { orderStatements } from '../order-statements.js';
 import { claimRows } from './claim-rows.js';
 import { COMPLETE_DISPATCH, LEASE_DUE, PRUNE, RENEW_LEASES } from './hot-statements.js';
 import * as schema from './schema.js';
+import { runShared, sharedDatabase } from './shared-database.js';
 
 export type PostgresDatabase = NodePgDatabase & { $client: pg.Pool };
 
@@ -62,8 +63,7 @@ function fromRaw(r: Record<string, unknown>): DeliveryRow {
  */
 export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBackendOptions = {}): StoreBackend {
   const pool = pgDb.$client;
-  // The shared methods' view of this database (see QueryDatabase): PostgreSQL's tables mirror SQLite's.
-  const db = pgDb as unknown as QueryDatabase;
+  const db = sharedDatabase(pgDb);
   const claim = schedule
     ? (() => {
         const submit = createBatcher<readonly NewDelivery[], ClaimResult[]>({
@@ -89,7 +89,7 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
     atomic: (build) =>
       pgDb.transaction(async (tx) => {
         const results: unknown[][] = [];
-        for (const query of build(tx as unknown as QueryDatabase)) results.push((await (query as unknown as Promise<unknown[]>)));
+        for (const query of build(sharedDatabase(tx))) results.push(await runShared(query));
         return results;
       }),
     // Byte order on ids, as SQLite compares them, whatever the database's collation.
@@ -103,10 +103,11 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
       if (outcomes.length === 0) return [];
       const all = outcomes.map(outcomeParams);
       const o = all.map((x) => x.outcome);
-      const history = all.flatMap((x) => x.runs);
+      const ran = all.flatMap((x) => x.runs);
+      const history = all.flatMap((x) => [...x.history, ...x.runs]);
       // One ledger row per (event, handler): the last outcome of a batch wins, its failures add up, as in sequence.
       const byRun = new Map<string, (typeof history)[number] & { failures: number }>();
-      for (const r of history) {
+      for (const r of ran) {
         const key = `${r.eventId}\u0000${r.handler}`;
         byRun.set(key, { ...r, failures: (byRun.get(key)?.failures ?? 0) + (r.status === 'failed' ? 1 : 0) });
       }
@@ -130,11 +131,11 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const tx = drizzle(client) as unknown as QueryDatabase;
+        const tx = sharedDatabase(drizzle(client));
         const settling = outcomes.map((x) => order.settling(x));
-        for (const s of settling) for (const q of s.before(tx)) await (q as unknown as Promise<unknown>);
+        for (const s of settling) for (const q of s.before(tx)) await runShared(q);
         const { rows } = await client.query<{ event_id: string }>(complete);
-        for (const s of settling) for (const q of s.after(tx)) await (q as unknown as Promise<unknown>);
+        for (const s of settling) for (const q of s.after(tx)) await runShared(q);
         await client.query('commit');
         return rows.map((r) => r.event_id);
       } catch (error) {

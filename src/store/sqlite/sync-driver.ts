@@ -157,9 +157,10 @@ export function createSyncDriver(db: SyncDatabase, { schedule, outcomeDelayMs = 
         () => {
           const recorded: string[] = [];
           for (const o of outcomes) {
-            const { outcome: params, runs } = outcomeParams(o);
+            const { outcome: params, runs, history } = outcomeParams(o);
             const settling = o.order && order.settling(o);
             if (settling) for (const q of settling.before(db)) q.all();
+            for (const run of history) attemptStmt.all(run as never);
             for (const run of runs) {
               runStmt.all(run as never);
               attemptStmt.all(run as never);

@@ -38,9 +38,9 @@ const dead = (eventId: string, handler = 'notify', error = 'Error: downstream is
 describe('alerter', () => {
   it('alerts a dead letter with its event id, type, handler and error, never a secret', async () => {
     const s = setup();
-    s.alerter.observer.deliveryFinished!('pod.created', 'dead', dead('e1', 'notify', `Error: refused key ${SECRET}`));
-    s.alerter.observer.deliveryFinished!('pod.created', 'failed', dead('e2'));
-    s.alerter.observer.deliveryFinished!('pod.created', 'processed', { eventId: 'e3', attempt: 1, failures: [] });
+    s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'dead', dead('e1', 'notify', `Error: refused key ${SECRET}`));
+    s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'failed', dead('e2'));
+    s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'processed', { eventId: 'e3', attempt: 1, failures: [] });
     await s.settle();
     expect(s.sent).toHaveLength(1);
     expect(s.sent[0]!.podhook).toMatchObject({ kind: 'dead_letter', event_id: 'e1', event_type: 'pod.created', handler: 'notify', error: 'Error: refused key [redacted]' });
@@ -51,12 +51,12 @@ describe('alerter', () => {
 
   it('sends one alert per kind and key per interval; the next says how many were held back', async () => {
     const s = setup();
-    for (const id of ['e1', 'e2', 'e3']) s.alerter.observer.deliveryFinished!('pod.created', 'dead', dead(id));
-    s.alerter.observer.deliveryFinished!('pod.created', 'dead', dead('e4', 'other'));
+    for (const id of ['e1', 'e2', 'e3']) s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'dead', dead(id));
+    s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'dead', dead('e4', 'other'));
     await s.settle();
     expect(s.sent.map((a) => a.podhook.event_id)).toEqual(['e1', 'e4']);
     s.advance(10 * MIN);
-    s.alerter.observer.deliveryFinished!('pod.created', 'dead', dead('e5'));
+    s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'dead', dead('e5'));
     await s.settle();
     expect(s.sent[2]!.podhook).toMatchObject({ event_id: 'e5', suppressed: 2 });
     expect(s.sent[2]!.text).toMatch(/\(2 more dead_letter alerts for notify held back since the last one\.\)$/);
@@ -64,13 +64,13 @@ describe('alerter', () => {
 
   it('alerts once when a handler fails more than half of at least 5 runs', async () => {
     const s = setup();
-    s.alerter.observer.handlerFinished!('flaky', 'pod.created', 'succeeded', 5);
-    for (let i = 0; i < 3; i++) s.alerter.observer.handlerFinished!('flaky', 'pod.created', 'failed', 5);
+    s.alerter.instrument.subscriber!.handlerFinished!('flaky', 'pod.created', 'succeeded', 5);
+    for (let i = 0; i < 3; i++) s.alerter.instrument.subscriber!.handlerFinished!('flaky', 'pod.created', 'failed', 5);
     await s.settle();
     expect(s.sent).toEqual([]);
-    s.alerter.observer.handlerFinished!('flaky', 'pod.created', 'timeout', 5);
+    s.alerter.instrument.subscriber!.handlerFinished!('flaky', 'pod.created', 'timeout', 5);
     // The sixth run is still failing, but the same handler was alerted within the interval.
-    s.alerter.observer.handlerFinished!('flaky', 'pod.created', 'invalid_payload', 5);
+    s.alerter.instrument.subscriber!.handlerFinished!('flaky', 'pod.created', 'invalid_payload', 5);
     await s.settle();
     expect(s.sent.map((a) => a.podhook)).toEqual([{ kind: 'handler_failing', handler: 'flaky', runs: 5, failures: 4, window_minutes: 15 }]);
   });
@@ -96,10 +96,10 @@ describe('alerter', () => {
     expect(s.sent.map((a) => a.podhook)).toEqual([{ kind: 'conflict', count: 1, events: [{ event_id: 'c1', event_type: 'pod.deleted' }] }]);
   });
 
-  it('never holds up the dispatcher: the observer returns while the receiver hangs, and a failed send is only logged', async () => {
+  it('never holds up the dispatcher: the subscriber returns while the receiver hangs, and a failed send is only logged', async () => {
     const answers: ((status: number) => void)[] = [];
     const s = setup({ post: () => new Promise<number>((resolve) => answers.push(resolve)) });
-    expect(s.alerter.observer.deliveryFinished!('pod.created', 'dead', dead('e1'))).toBeUndefined();
+    expect(s.alerter.instrument.subscriber!.deliveryFinished!('pod.created', 'dead', dead('e1'))).toBeUndefined();
     // The first try and every retry get 500, each answered once it is sent.
     for (let tries = 1; tries <= 4; tries++) {
       await vi.waitFor(() => expect(answers, `try ${tries} sent`).toHaveLength(tries), { interval: 1 });

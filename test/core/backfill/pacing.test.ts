@@ -4,7 +4,7 @@ import { backfillBudget, LIVE_QUIET_MS, LIVE_STEP_EVERY_MS, STEP_EVERY_MS, takeF
 import { backfillProgress, nextRecent } from '../../../src/core/backfill/progress.js';
 import type { DispatchLoad } from '../../../src/core/dispatch/dispatcher.js';
 
-const idle = (concurrency: number): DispatchLoad => ({ concurrency, running: 0, waiting: 0, reserved: 0, backlog: false, lastHandOffAt: null });
+const idle = (concurrency: number): DispatchLoad => ({ concurrency, running: 0, waiting: 0, reserved: 0, backlog: false, lastHandOffAt: null, leases: 0 });
 
 describe('backfill pacing: what the dispatcher can spare', () => {
   const NOW = 1_000_000;
@@ -32,7 +32,7 @@ describe('backfill pacing: what the dispatcher can spare', () => {
   it('never leaves live deliveries fewer than half the slots (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 256 }), fc.nat(300), fc.nat(3), fc.option(fc.nat(5_000)), (concurrency, running, reserved, ago) => {
-        const spare = count({ concurrency, running, reserved, waiting: 0, backlog: false, lastHandOffAt: ago === null ? null : NOW - ago });
+        const spare = count({ concurrency, running, reserved, waiting: 0, backlog: false, lastHandOffAt: ago === null ? null : NOW - ago, leases: 0 });
         expect(spare).toBeGreaterThanOrEqual(0);
         if (spare > 0) expect(concurrency - running - reserved - spare).toBeGreaterThanOrEqual(Math.floor(concurrency / 2));
         if (reserved > 0) expect(spare).toBe(0);

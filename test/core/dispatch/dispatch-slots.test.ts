@@ -6,17 +6,19 @@ const row = (eventId: string) => ({ eventId }) as Delivery;
 
 function setup(options: Partial<DispatchSlotsOptions> = {}) {
   const lost = new Set<string>();
+  const dropped: string[] = [];
   const started: Array<{ id: string; payload: unknown; free: () => void }> = [];
   let drains = 0;
   const slots = createDispatchSlots({
     concurrency: 2,
     handOffQueue: 1,
-    holds: (id) => !lost.has(id),
+    holds: (id, claimId) => !lost.has(id) && claimId === `claim-${id}`,
+    dropped: (id, claimId) => void dropped.push(`${id}/${claimId}`),
     start: (d, _ledger, payload, free) => void started.push({ id: d.eventId, payload, free }),
     drainAgain: () => void drains++,
     ...options,
   });
-  return { slots, started, drains: () => drains, lose: (id: string) => lost.add(id) };
+  return { slots, started, dropped, drains: () => drains, lose: (id: string) => lost.add(id) };
 }
 
 describe('dispatch slots', () => {
@@ -32,7 +34,7 @@ describe('dispatch slots', () => {
   it('starts adopted hand-offs while slots are free and queues the rest in arrival order', () => {
     const t = setup();
     [1, 2, 3].forEach(() => t.slots.reserve());
-    [0, 1, 2].forEach((i) => t.slots.adopt(row(`e${i}`), { n: i }));
+    [0, 1, 2].forEach((i) => t.slots.adopt(row(`e${i}`), { n: i }, `claim-e${i}`));
     expect(t.started.map((s) => [s.id, s.payload])).toEqual([
       ['e0', { n: 0 }],
       ['e1', { n: 1 }],
@@ -44,13 +46,14 @@ describe('dispatch slots', () => {
     expect(t.slots.reserve()).toBe(false);
   });
 
-  it('drops a waiting hand-off whose lease was lost while it waited', () => {
+  it('drops a waiting hand-off whose lease was lost while it waited, and says so under its claim', () => {
     const t = setup();
     [1, 2, 3].forEach(() => t.slots.reserve());
-    [0, 1, 2].forEach((i) => t.slots.adopt(row(`e${i}`), undefined));
+    [0, 1, 2].forEach((i) => t.slots.adopt(row(`e${i}`), undefined, `claim-e${i}`));
     t.lose('e2');
     t.started[0]!.free();
     expect(t.started.map((s) => s.id)).toEqual(['e0', 'e1']);
+    expect(t.dropped).toEqual(['e2/claim-e2']);
   });
 
   it('counts running, waiting and reserved work against what a drain may lease, and drains again once a slot frees', () => {
@@ -69,8 +72,8 @@ describe('dispatch slots', () => {
   it('takes no work once stopped: waiting hand-offs are dropped, nothing is reserved or leased', () => {
     const t = setup({ concurrency: 1 });
     expect([t.slots.reserve(), t.slots.reserve(), t.slots.reserve()]).toEqual([true, true, false]);
-    t.slots.adopt(row('a'), undefined);
-    t.slots.adopt(row('b'), undefined);
+    t.slots.adopt(row('a'), undefined, 'claim-a');
+    t.slots.adopt(row('b'), undefined, 'claim-b');
     t.slots.stop();
     t.started[0]!.free();
     expect(t.started.map((s) => s.id)).toEqual(['a']);

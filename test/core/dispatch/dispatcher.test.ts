@@ -170,7 +170,7 @@ describe('dispatcher', () => {
     });
     const metricsStore = openSqliteStore(path);
     const metrics = createPodhookMetrics(metricsStore.store);
-    const first = setup([hangs], { owner: 'first', maxAttempts: 2, observer: metrics.observer }, path);
+    const first = setup([hangs], { owner: 'first', maxAttempts: 2, instruments: [metrics.instrument] }, path);
     const d = await first.ingest();
     first.dispatcher.wake();
     await running;
@@ -186,7 +186,7 @@ describe('dispatcher', () => {
     const finished: unknown[] = [];
     const second = setup(
       [defineHandler('pod.created', { name: 'h' }, (e) => void attemptsSeen.push(e.attempt))],
-      { owner: 'second', maxAttempts: 2, observer: { deliveryFinished: (...args) => void finished.push(args) } },
+      { owner: 'second', maxAttempts: 2, instruments: [{ subscriber: { deliveryFinished: (...args) => void finished.push(args) } }] },
       path,
     );
     expect(await second.store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
@@ -223,7 +223,7 @@ describe('dispatcher', () => {
     t.close();
   });
 
-  it('tells the observer which handlers failed, with the attempt', async () => {
+  it('tells its subscribers which handlers failed, with the attempt', async () => {
     const seen: unknown[] = [];
     const t = setup(
       [
@@ -232,7 +232,7 @@ describe('dispatcher', () => {
         }),
         defineHandler('pod.created', { name: 'good' }, () => {}),
       ],
-      { observer: { deliveryFinished: (...args) => void seen.push(args) } },
+      { instruments: [{ subscriber: { deliveryFinished: (...args) => void seen.push(args) } }] },
     );
     const d = await t.ingest();
     const other = await t.ingest({ eventType: 'pod.backup.completed' });

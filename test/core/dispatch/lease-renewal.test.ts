@@ -14,7 +14,7 @@ const tempDir = useTempDir();
  * One dispatcher on a real SQLite store whose clock the test moves; its renewal timer ticks every
  * 10 ms of real time, so each tick sees the clock wherever the test has put it.
  */
-function setup(wrap: (store: DeliveryStore) => DeliveryStore = (s) => s) {
+function setup(wrap: (store: DeliveryStore) => DeliveryStore = (s) => s, { concurrency }: { concurrency?: number } = {}) {
   const { store, close } = openSqliteStore(dbIn(tempDir()));
   let now = Date.now();
   const log = captureLogger();
@@ -27,7 +27,7 @@ function setup(wrap: (store: DeliveryStore) => DeliveryStore = (s) => s) {
   });
   const metrics = createPodhookMetrics(store);
   const dispatcher = createDispatcher({
-    store: wrap(store), router: createRouter([handler]), logger: log.logger, leaseMs: 1000, renewEveryMs: 10, clock: () => now, observer: metrics.observer,
+    store: wrap(store), router: createRouter([handler]), logger: log.logger, leaseMs: 1000, renewEveryMs: 10, clock: () => now, instruments: [metrics.instrument], concurrency,
   });
   const lostLines = () => log.records().filter((r) => String(r.msg).startsWith('lease lost'));
   return {
@@ -113,6 +113,25 @@ describe('dispatch leases: renewed while a handler runs, fenced by claim id', ()
     // No attempt was recorded: once the lease ends, any dispatcher leases it again.
     expect(await t.store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
     expect(await t.store.leaseDue({ owner: 'other', now: t.now() + 10, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+    await t.close();
+  });
+
+  it('forgets the lease of a hand-off it lost while the hand-off waited for a slot: nothing is kept or renewed for it', async () => {
+    const t = setup(undefined, { concurrency: 1 });
+    await t.start(); // holds the one slot
+    const waiting = newDelivery({ receivedAt: t.now() });
+    const grant = t.dispatcher.reserve()!;
+    await t.store.claim([{ ...waiting, lease: grant }]);
+    t.dispatcher.adopt(grant, waiting);
+    expect(t.dispatcher.load()).toMatchObject({ running: 1, waiting: 1, leases: 2 });
+    t.advance(5_000); // paused past the lease; another replica takes the waiting one over
+    expect(await t.store.leaseEvents({ eventIds: [waiting.eventId], owner: 'other', claimId: 'other.1', now: t.now(), leaseMs: 60_000 })).toHaveLength(1);
+    await vi.waitFor(() => expect(t.lostLines()).toMatchObject([{ event_id: waiting.eventId, reason: 'taken_over' }]));
+    t.release();
+    await t.dispatcher.runUntilIdle();
+    // The slot freed, the lost hand-off was dropped, not run, and its lease forgotten: no timer renews it for ever.
+    expect(t.signals).toHaveLength(1);
+    expect(t.dispatcher.load()).toMatchObject({ running: 0, waiting: 0, leases: 0 });
     await t.close();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineHandler } from '../../../src/core/events/define-handler.js';
 import { ConfigError } from '../../../src/core/errors.js';
-import { eventOf } from '../../../src/core/order/ordering.js';
+import { eventOf } from '../../../src/core/events/event-of.js';
 import { resolveOrderSpecs, toEpochMs } from '../../../src/core/order/order-spec.js';
 
 const byPod = defineHandler('pod.*', { name: 'byPod', order: 'pod' }, async () => {});

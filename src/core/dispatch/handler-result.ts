@@ -1,0 +1,62 @@
+import type { HandlerRun } from '../delivery-store.js';
+
+/** How one handler call ended. */
+export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted' | 'skipped';
+
+/** The result of one handler call. */
+export interface HandlerResult {
+  handler: string;
+  attempt: number;
+  ok: boolean;
+  /** Retrying cannot help: the payload failed the handler's schema. */
+  permanent: boolean;
+  /** Ended by `abortAll` (shutdown) or `abortDelivery` (lease lost): the call did not finish, so it is no attempt at all. */
+  interrupted: boolean;
+  /** What it failed with, as one line: `<error name>: <message>`. */
+  error: string | null;
+  /** The name of what the handler threw (`TypeError`, …), when it threw an Error. */
+  errorName?: string;
+  /** How long the call took (schema check included). */
+  durationMs: number;
+  /** How the call ended. */
+  outcome: HandlerOutcome;
+}
+
+/** A result settled without calling the handler (a gate's skip or failure). */
+export function settledResult(handler: string, attempt: number, outcome: 'skipped' | 'failed', error: string): HandlerResult {
+  return { handler, attempt, ok: outcome === 'skipped', permanent: false, interrupted: false, error, durationMs: 0, outcome };
+}
+
+/** How long an attempt's handlers ran: they run together, so the slowest one; null when none ran. */
+export function attemptDuration(results: readonly HandlerResult[]): number | null {
+  return results.length === 0 ? null : Math.max(...results.map((r) => r.durationMs));
+}
+
+/** The ledger rows of one attempt's results (each also a row of the run history). */
+export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): HandlerRun[] {
+  return results.map((r) => ({
+    eventId,
+    handler: r.handler,
+    status: r.outcome === 'skipped' ? 'skipped' : r.ok ? 'succeeded' : 'failed',
+    attempts: r.attempt,
+    lastError: r.error,
+    durationMs: r.durationMs,
+    // An interrupted run is no attempt: its outcome is never recorded.
+    outcome: r.outcome === 'interrupted' ? 'failed' : r.outcome,
+  }));
+}
+
+/** The runs skipped in one attempt, as one line: `handler: <why>; handler: <why>`. */
+export function describeSkips(results: readonly HandlerResult[]): string | null {
+  return results.filter((r) => r.outcome === 'skipped').map((r) => `${r.handler}: ${r.error}`).join('; ').slice(0, 2000) || null;
+}
+
+/** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
+export function describeFailures(results: readonly HandlerResult[]): string | null {
+  if (results.every((r) => r.ok)) return null;
+  return results
+    .filter((r) => !r.ok)
+    .map((f) => `${f.handler}: ${f.error}`)
+    .join('; ')
+    .slice(0, 2000) || null;
+}

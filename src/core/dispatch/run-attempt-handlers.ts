@@ -1,0 +1,54 @@
+import type { Delivery } from '../delivery.js';
+import type { HandlerDefinition } from '../events/define-handler.js';
+import type { GatePlan } from './attempt-gate.js';
+import type { DispatchEvents } from './dispatch-events.js';
+import type { HandlerResult } from './handler-result.js';
+import type { GateContext, RunHandler } from './handler-runner.js';
+
+export interface AttemptHandlers {
+  /** The runs' results, and the results a gate settled without a run. */
+  results: HandlerResult[];
+  /** The earliest time a waiting handler is due again; undefined when none waits. */
+  waitUntil?: number;
+}
+
+export interface RunAttemptHandlersOptions {
+  delivery: Delivery;
+  /** What the gate decided, or null: every pending handler runs. */
+  plan: GatePlan | null;
+  pending: readonly HandlerDefinition[];
+  /** The payload a handler gets (the generated schema's parse, or the body as parsed). */
+  payloadFor: (handler: HandlerDefinition) => unknown;
+  attemptOf: (handler: HandlerDefinition) => number;
+  run: RunHandler;
+  events: DispatchEvents;
+  now: () => number;
+}
+
+/**
+ * Runs an attempt's handlers together, as its gate planned them: each run reported as
+ * `handlerStarted` and `handlerFinished`, a settled one as `handlerFinished`, a wait as the time the
+ * delivery is due again. The dispatcher and `podhook replay` run them alike.
+ */
+export async function runAttemptHandlers({ delivery, plan, pending, payloadFor, attemptOf, run, events, now }: RunAttemptHandlersOptions): Promise<AttemptHandlers> {
+  const one = async (handler: HandlerDefinition, context?: GateContext): Promise<HandlerResult> => {
+    events.emit('handlerStarted', handler.name, delivery.eventType, now() - delivery.receivedAt);
+    const result = await run({ handler, delivery, payload: payloadFor(handler), attempt: attemptOf(handler), context });
+    events.emit('handlerFinished', handler.name, delivery.eventType, result.outcome, result.durationMs);
+    return result;
+  };
+  if (plan === null) return { results: await Promise.all(pending.map((h) => one(h))) };
+  let waitUntil: number | undefined;
+  const results = await Promise.all(
+    plan.steps.flatMap((step): Promise<HandlerResult>[] => {
+      if (step.kind === 'run') return [one(step.handler, step.context)];
+      if (step.kind === 'settled') {
+        events.emit('handlerFinished', step.handler.name, delivery.eventType, step.result.outcome, 0);
+        return [Promise.resolve(step.result)];
+      }
+      waitUntil = Math.min(waitUntil ?? Infinity, step.until);
+      return [];
+    }),
+  );
+  return waitUntil === undefined ? { results } : { results, waitUntil };
+}
