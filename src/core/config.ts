@@ -40,6 +40,8 @@ const ConfigSchema = z.object({
   DISPATCH_MAX_ATTEMPTS: optional(integer(1, 100)),
   DISPATCH_POLL_MS: optional(integer(10, 3_600_000)),
   HANDLER_TIMEOUT_MS: optional(integer(1, 3_600_000)),
+  HANDLER_THREADS: optional(integer(0, 64)),
+  HANDLER_THREAD_HEAP_MB: optional(integer(16, 65_536)),
   LEASE_MS: optional(integer(300, 3_600_000)),
   ORDER_HOLD_MS: optional(integer(0, 60_000)),
   RETRY_BASE_MS: optional(integer(1, 3_600_000)),
@@ -95,6 +97,13 @@ export interface Config {
     retryMaxMs: number;
     /** Ordered handlers: deliveries received within this of each other are put in `at` order before any runs. */
     orderHoldMs: number;
+    /**
+     * Node: worker threads that run handler modules (0: the receiver's own thread); null: the
+     * default for the machine (one fewer than its cores, 1 to 4).
+     */
+    handlerThreads: number | null;
+    /** Node: each handler thread's old-generation heap limit, in MB. */
+    handlerThreadHeapMb: number;
   };
   alerts: {
     /** Where alerts are POSTed; null: alerts only go to the log. */
@@ -160,6 +169,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       retryBaseMs: e.RETRY_BASE_MS ?? 2_000,
       retryMaxMs: e.RETRY_MAX_MS ?? 15 * 60_000,
       orderHoldMs: e.ORDER_HOLD_MS ?? 2_000,
+      handlerThreads: e.HANDLER_THREADS ?? null,
+      handlerThreadHeapMb: e.HANDLER_THREAD_HEAP_MB ?? 256,
     },
     alerts: {
       webhookUrl: e.ALERT_WEBHOOK_URL ?? null,

@@ -41,7 +41,8 @@ export interface HandlerRun {
   outcome?: HandlerAttemptOutcome;
 }
 
-export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'skipped';
+/** How a recorded run ended: `interrupted` only for a run cut short that is due again (its thread was replaced). */
+export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'skipped' | 'interrupted';
 
 /** One handler run in a delivery's history (every run after its first failure is kept). */
 export interface HandlerAttempt {

@@ -12,6 +12,8 @@ export const PROJECT_REGISTRY = new URL('../../handlers/index.js', import.meta.u
 export interface LoadedRegistry {
   /** The registry module as a person reads it (relative to the working directory). */
   registry: string;
+  /** The registry module as it was imported (handler threads import it too). */
+  module: URL;
   handlers: readonly HandlerDefinition[];
   /** What `podhook schemas` generated, as the registry re-exports it (`payloadSchemas`, `payloadShapes`, `payloadFields`). */
   payloads: RegistryPayloads;
@@ -85,7 +87,7 @@ export async function loadHandlerRegistry(module?: string): Promise<LoadedRegist
     throw new HandlerRegistryError(`${registry} could not be loaded: ${(error as Error).message}`);
   }
   const origins = await exportOrigins(url, file);
-  return { registry, ...checkRegistryModule(loaded, { registry, moduleOf: (entry) => origins.get(entry) }) };
+  return { registry, module: url, ...checkRegistryModule(loaded, { registry, moduleOf: (entry) => origins.get(entry) }) };
 }
 
 /** Loads a registry and requires it to be valid, or throws a HandlerRegistryError listing every problem. */

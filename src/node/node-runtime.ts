@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import type { Context } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import type { Alerter } from '../core/alerts/alerter.js';
@@ -20,6 +20,7 @@ import type { IngestHandler } from '../http/ingest.js';
 import { wireReceiver, type RuntimeOptions } from '../runtime/wire-receiver.js';
 import { nodeStoreBackend } from '../store/node-store.js';
 import type { OpenedDatabase } from '../store/sqlite/open-database.js';
+import { createThreadRunner, type ThreadRunner } from './handler-threads/thread-runner.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { createNodeIngestSource } from './node-listener.js';
 
@@ -28,6 +29,11 @@ export interface NodeRuntimeOptions extends RuntimeOptions {
   logger: Logger;
   /** How long a commit waits for another process's write lock before ingest answers 503 (SQLite). */
   busyTimeoutMs?: number;
+  /**
+   * The module `handlers` came from (handlers/index.ts, `--handlers MODULE`): handler threads load
+   * it (HANDLER_THREADS). Without it (handlers built in code, as tests do) they run in this thread.
+   */
+  handlersModule?: URL;
 }
 
 export interface NodeRuntime {
@@ -54,7 +60,12 @@ export interface NodeRuntime {
   close(graceMs?: number): Promise<void>;
   /** Body bytes held right now by requests being read (MAX_INFLIGHT_BODY_BYTES less what is left): tests wait on it. */
   bodyBytesInFlight(): number;
+  /** The handler threads, when handlers run in threads (null: in this thread). */
+  threads: ThreadRunner | null;
 }
+
+/** HANDLER_THREADS' default: one fewer than the machine's cores (the receiver's thread keeps one), 1 to 4. */
+export const defaultHandlerThreads = () => Math.max(1, Math.min(4, availableParallelism() - 1));
 
 const PRUNE_EVERY_MS = 60 * 60_000;
 
@@ -74,6 +85,7 @@ export function createNodeRuntime({
   onConflict,
   customize,
   admin,
+  handlersModule,
 }: NodeRuntimeOptions): NodeRuntime {
   const d = config.dispatch;
   const opened = nodeStoreBackend(config).openServer({
@@ -103,6 +115,22 @@ export function createNodeRuntime({
   };
 
   const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
+  const threadCount = d.handlerThreads ?? defaultHandlerThreads();
+  // Handler code runs beside the answer, in threads of its own, when there is a module to load there.
+  const threads =
+    d.enabled && handlersModule && threadCount > 0
+      ? createThreadRunner({
+          registry: handlersModule,
+          threads: threadCount,
+          logger,
+          clock,
+          logLevel: config.logLevel,
+          handlerTimeoutMs: d.handlerTimeoutMs,
+          heapMb: d.handlerThreadHeapMb,
+          timeoutOf: (name) => handlers.find((h) => h.name === name)?.timeoutMs,
+          observer: metrics.threads,
+        })
+      : null;
   const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
   const wired = wireReceiver({
     config,
@@ -119,6 +147,7 @@ export function createNodeRuntime({
     // An alert still retrying does not keep a stopping process alive.
     alerting: { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()) },
     instruments: [metrics.instrument],
+    runner: threads ?? undefined,
     onBackfillStarted: () => scheduler.wake(),
     schedule: setImmediate,
     deferAdoption: setImmediate,
@@ -163,7 +192,10 @@ export function createNodeRuntime({
     alerts,
     lastDowntime: () => heartbeat.lastDowntime(),
     bodyBytesInFlight: () => config.limits.maxInflightBodyBytes - bodyBudget.available(),
+    threads,
     startBackground() {
+      // Handler threads load the registry meanwhile: the first calls wait for them.
+      threads?.start();
       // The heartbeat and the poll wait until the store is reached (on PostgreSQL: no error lines meanwhile).
       void opened.ready.then(() => {
         if (closed) return;
@@ -190,6 +222,8 @@ export function createNodeRuntime({
         const ends = performance.now() + graceMs;
         await scheduler.stop(graceMs);
         await dispatcher.stop(Math.max(0, ends - performance.now()));
+        // The threads flush their spans and exit; the handlers were waited for (or aborted) above.
+        await threads?.close(Math.max(1_000, ends - performance.now()));
         // The last sign of life, so the next start measures the downtime from this stop.
         await store.writeHeartbeat(clock()).catch(() => {});
         await opened.close();

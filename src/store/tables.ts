@@ -119,7 +119,7 @@ export function defineTables(k: DialectKit) {
       handler: k.text('handler').notNull(),
       /** This handler's run count for the event: 1 on its first run. */
       attempt: k.int('attempt').notNull(),
-      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload', 'skipped'] }).notNull(),
+      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload', 'skipped', 'interrupted'] }).notNull(),
       error: k.text('error'),
       durationMs: k.int('duration_ms'),
       finishedAt: k.int64('finished_at').notNull(),

@@ -72,7 +72,7 @@ export async function runHandler(
       nextAttemptAt: null,
       processedAt: null,
     },
-    payload: event.payload,
+    payload: () => event.payload,
     attempt: event.attempt,
   });
   const { outcome, durationMs } = result;

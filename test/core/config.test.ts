@@ -25,6 +25,8 @@ describe('parseConfig', () => {
         retryBaseMs: 2000,
         retryMaxMs: 900000,
         orderHoldMs: 2000,
+        handlerThreads: null,
+        handlerThreadHeapMb: 256,
       },
       alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
       adminToken: null,
@@ -69,6 +71,13 @@ describe('parseConfig', () => {
     expect(parseConfig({ SHUTDOWN_GRACE_MS: '2500' }).shutdownGraceMs).toBe(2500);
     expect(parseConfig({ SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
     expect(() => parseConfig({ SHUTDOWN_GRACE_MS: '10s' })).toThrow(/^invalid configuration: SHUTDOWN_GRACE_MS must be a whole number from 0 to 3600000 \(got "10s"\)$/);
+  });
+
+  it('reads HANDLER_THREADS (0: the receiver\'s thread) and HANDLER_THREAD_HEAP_MB, within their bounds', () => {
+    expect(parseConfig({ HANDLER_THREADS: '0', HANDLER_THREAD_HEAP_MB: '64' }).dispatch).toMatchObject({ handlerThreads: 0, handlerThreadHeapMb: 64 });
+    expect(parseConfig({ HANDLER_THREADS: '3' }).dispatch.handlerThreads).toBe(3);
+    expect(() => parseConfig({ HANDLER_THREADS: '65' })).toThrow(/^invalid configuration: HANDLER_THREADS must be at most 64 \(got "65"\)$/);
+    expect(() => parseConfig({ HANDLER_THREAD_HEAP_MB: '8' })).toThrow(/HANDLER_THREAD_HEAP_MB must be at least 16 \(got "8"\)/);
   });
 
   it('splits comma-separated secrets, trimming blanks', () => {

@@ -138,9 +138,12 @@ describe('OpenTelemetry traces from podhook serve', () => {
     expect(failedRun!.events).toEqual([
       { name: 'exception', attributes: { 'exception.type': 'Error', 'exception.message': 'downstream refused the call (key [redacted])' } },
     ]);
-    for (const run of runs.flat()) {
-      expect(otlp.spans.filter((s) => s.name === DOWNSTREAM_SPAN && s.parentSpanId === run.spanId), 'the handler\'s own call').toHaveLength(1);
-    }
+    // The handler's own spans come from its handler thread, which exports on its own schedule.
+    await vi.waitFor(() => {
+      for (const run of runs.flat()) {
+        expect(otlp.spans.filter((s) => s.name === DOWNSTREAM_SPAN && s.parentSpanId === run.spanId), 'the handler\'s own call').toHaveLength(1);
+      }
+    }, { timeout: 15_000, interval: 50 });
 
     // A developer's `podhook listen` into a database of their own: its attempt links to the same receipt.
     const listen = await runCli(['listen', '--from', server.url, '--since', '1h', '--once', '--handlers', RECORDING_REGISTRY], {

@@ -68,7 +68,7 @@ invalid handler registry: the message names the module and what is wrong).`,
   options: { ...HANDLERS_OPTION },
   async run({ values }, io) {
     const config = parseConfig(io.env);
-    const { handlers, payloads } = await loadValidRegistry(values.handlers);
+    const { handlers, payloads, module } = await loadValidRegistry(values.handlers);
     const logger = createNodeLogger({ level: config.logLevel, pretty: io.env.LOG_PRETTY === '1' });
     const tracing = await startTracing(io.env, logger);
     // Listen for signals before the server announces itself, so an early SIGTERM is graceful too.
@@ -76,7 +76,7 @@ invalid handler registry: the message names the module and what is wrong).`,
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers, payloads, customize: customizeApp });
+    const server = await startServer({ config, logger, handlers, payloads, handlersModule: module, customize: customizeApp });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     await tracing?.shutdown(); // after the handlers: their last spans go too

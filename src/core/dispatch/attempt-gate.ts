@@ -28,8 +28,8 @@ export interface GatePlan {
 /** What a gate is asked for one attempt. */
 export interface GateInput {
   delivery: Delivery;
-  /** The body as parsed (JSON), for a gate that reads the payload. */
-  payload: unknown;
+  /** The body as parsed (JSON), parsed when first asked: a gate that reads the payload asks (it may throw an `InvalidBodyError`). */
+  payload: () => unknown;
   /** The handlers this attempt would run (the ledger's successes left out). */
   pending: readonly HandlerDefinition[];
   now: number;

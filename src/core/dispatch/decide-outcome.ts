@@ -44,11 +44,17 @@ export function decideOutcome(
   if (report.kind === 'invalid-body') {
     return outcome(delivery.eventId, owner, 'dead', delivery.attempts, report.error, null, now, []);
   }
-  const { results, hadLedger, waitUntil } = report;
+  const { results, hadLedger } = report;
+  let waitUntil = report.waitUntil;
   let failed = false;
   let permanent = false;
   let skipped = false;
   for (const r of results) {
+    // Cut short but due again (its thread was replaced): a wait, neither a success nor a failure.
+    if (r.waitUntil !== undefined) {
+      waitUntil = Math.min(waitUntil ?? Infinity, r.waitUntil);
+      continue;
+    }
     if (r.interrupted) return null;
     if (r.outcome === 'skipped') skipped = true;
     if (!r.ok) {

@@ -7,9 +7,9 @@ import type { AttemptGate } from './attempt-gate.js';
 import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
 import type { DeliveryFinishedDetail, DispatchEvents } from './dispatch-events.js';
 import type { HandlerResult } from './handler-result.js';
-import type { RunHandler } from './handler-runner.js';
+import type { HandlerRunner, RunHandler } from './handler-runner.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import { parseDeliveryBody } from './parse-delivery-body.js';
+import { InvalidBodyError, lazyPayload } from './parse-delivery-body.js';
 import type { Router } from './router.js';
 import { runAttemptHandlers } from './run-attempt-handlers.js';
 import { typedPayloads, type PayloadSchemaMap } from './typed-payload.js';
@@ -22,6 +22,8 @@ export interface DispatchAttemptOptions {
   wakeAt: (at: number) => void;
   router: Router;
   run: RunHandler;
+  /** Where handler code runs (whether it reads the body itself). */
+  runner: Pick<HandlerRunner, 'readsBody'>;
   /** Whose claim holds the delivery now: an attempt whose claim lost it records nothing. */
   leases: Pick<LeaseKeeper, 'claimOf'>;
   logger: Logger;
@@ -51,7 +53,7 @@ export type DispatchAttempt = (
  * ledger), as the gate plans them; the outcome decided by `decideOutcome`, and its write, fenced by
  * the claim id and batched with the other outcomes ready at the same turn of the event loop.
  */
-export function createDispatchAttempt({ store, gate, wakeAt, router, run, leases, logger, clock, policy, events, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
+export function createDispatchAttempt({ store, gate, wakeAt, router, run, runner, leases, logger, clock, policy, events, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
   /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
   const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
@@ -69,22 +71,25 @@ export function createDispatchAttempt({ store, gate, wakeAt, router, run, leases
     if (handlers.length === 0) {
       report = { kind: 'no-handler' };
     } else {
-      const body = parsed !== undefined ? { ok: true as const, payload: parsed } : parseDeliveryBody(delivery.body);
-      if (!body.ok) {
-        report = { kind: 'invalid-body', error: body.error };
-      } else {
+      const payload = lazyPayload(delivery.body, parsed);
+      try {
+        // This thread's runner reads the payload anyway: a body it cannot parse is found before any run.
+        if (!runner.readsBody) payload();
         // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded (or were skipped).
         const pending =
           ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && (r.status === 'succeeded' || r.status === 'skipped')));
         const attemptOf = (h: HandlerDefinition) => (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1;
-        const plan = await gate.open({ delivery, payload: body.payload, pending, now: clock(), attemptOf, events, logger });
+        const plan = await gate.open({ delivery, payload, pending, now: clock(), attemptOf, events, logger });
         settle = plan?.settle;
         const ran = await runAttemptHandlers({
           delivery, plan, pending, attemptOf, run, events, now: clock,
-          payloadFor: typedPayloads(payloadSchemas, delivery.eventType, body.payload),
+          payloadFor: typedPayloads(payloadSchemas, delivery.eventType, payload),
         });
         results = ran.results;
         report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: ran.waitUntil };
+      } catch (error) {
+        if (!(error instanceof InvalidBodyError)) throw error;
+        report = { kind: 'invalid-body', error: error.detail };
       }
     }
     free(); // the slot is for handlers; the outcome write that follows needs none

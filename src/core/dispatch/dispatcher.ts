@@ -146,6 +146,7 @@ export function createDispatcher({
   const attempt = createDispatchAttempt({
     store, gate, router, leases, logger, clock, policy, events, schedule, payloadSchemas,
     wakeAt: wakeTimer.at,
+    runner,
     run: instrumentHandler(instruments, runner.run),
   });
   const dispatchOne = instrumentAttempt(instruments, attempt);

@@ -20,6 +20,12 @@ export interface HandlerResult {
   durationMs: number;
   /** How the call ended. */
   outcome: HandlerOutcome;
+  /**
+   * The call did not finish and is no attempt, but the delivery is not given up either: it is due
+   * again at this time (epoch ms), its attempt count unchanged (a call its handler thread's
+   * replacement cut short). Set with `interrupted`.
+   */
+  waitUntil?: number;
 }
 
 /** A result settled without calling the handler (a gate's skip or failure). */
@@ -37,12 +43,12 @@ export function ledgerRuns(eventId: string, results: readonly HandlerResult[]): 
   return results.map((r) => ({
     eventId,
     handler: r.handler,
-    status: r.outcome === 'skipped' ? 'skipped' : r.ok ? 'succeeded' : 'failed',
+    // One that waits runs again (`queued`), counted as no failure.
+    status: r.outcome === 'skipped' ? 'skipped' : r.ok ? 'succeeded' : r.waitUntil !== undefined ? 'queued' : 'failed',
     attempts: r.attempt,
     lastError: r.error,
     durationMs: r.durationMs,
-    // An interrupted run is no attempt: its outcome is never recorded.
-    outcome: r.outcome === 'interrupted' ? 'failed' : r.outcome,
+    outcome: r.outcome,
   }));
 }
 

@@ -9,3 +9,24 @@ export function parseDeliveryBody(body: Uint8Array): { ok: true; payload: unknow
     return { ok: false, error: `invalid_json: ${(error as Error).message}` };
   }
 }
+
+/** A stored body handlers cannot read (not UTF-8 JSON): the attempt's delivery is dead. */
+export class InvalidBodyError extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = 'InvalidBodyError';
+  }
+}
+
+/**
+ * An attempt's payload, parsed from the body at most once and only when first asked (`parsed`:
+ * what ingest parsed already). Throws an `InvalidBodyError` when the body cannot be parsed.
+ */
+export function lazyPayload(body: Uint8Array, parsed: unknown): () => unknown {
+  let result: ReturnType<typeof parseDeliveryBody> | undefined = parsed === undefined ? undefined : { ok: true, payload: parsed };
+  return () => {
+    result ??= parseDeliveryBody(body);
+    if (!result.ok) throw new InvalidBodyError(result.error);
+    return result.payload;
+  };
+}

@@ -33,7 +33,7 @@ export interface RunAttemptHandlersOptions {
 export async function runAttemptHandlers({ delivery, plan, pending, payloadFor, attemptOf, run, events, now }: RunAttemptHandlersOptions): Promise<AttemptHandlers> {
   const one = async (handler: HandlerDefinition, context?: GateContext): Promise<HandlerResult> => {
     events.emit('handlerStarted', handler.name, delivery.eventType, now() - delivery.receivedAt);
-    const result = await run({ handler, delivery, payload: payloadFor(handler), attempt: attemptOf(handler), context });
+    const result = await run({ handler, delivery, payload: () => payloadFor(handler), attempt: attemptOf(handler), context });
     events.emit('handlerFinished', handler.name, delivery.eventType, result.outcome, result.durationMs);
     return result;
   };

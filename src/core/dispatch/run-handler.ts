@@ -36,7 +36,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs }: Handler
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
-  async function run({ handler: h, delivery, payload, attempt, context }: HandlerCall): Promise<HandlerResult> {
+  async function run({ handler: h, delivery, payload: payloadOf, attempt, context }: HandlerCall): Promise<HandlerResult> {
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
@@ -55,6 +55,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs }: Handler
       return report('invalid_payload');
     };
 
+    const payload = payloadOf();
     let parsed: unknown = payload;
     // Its type's generated schema refused the payload (typed-payload.ts).
     if (payload instanceof RefusedPayload) return refuse(payload.error);

@@ -25,14 +25,14 @@ export const describeIssues = (error: z.ZodError): string =>
  * a schema asks, and every such handler shares the result. Without a generated schema for the
  * type, every handler gets the payload as stored (today's permissive behaviour).
  */
-export function typedPayloads(schemas: PayloadSchemaMap | undefined, eventType: string, payload: unknown): (handler: HandlerDefinition) => unknown {
+export function typedPayloads(schemas: PayloadSchemaMap | undefined, eventType: string, payloadOf: () => unknown): (handler: HandlerDefinition) => unknown {
   const schema = schemas === undefined || !Object.hasOwn(schemas, eventType) ? undefined : schemas[eventType];
-  if (schema === undefined) return () => payload;
+  if (schema === undefined) return payloadOf;
   let parsed: { value: unknown } | undefined;
   return (handler) => {
-    if (handler.schema) return payload;
+    if (handler.schema) return payloadOf();
     if (parsed === undefined) {
-      const check = schema.safeParse(payload);
+      const check = schema.safeParse(payloadOf());
       parsed = {
         value: check.success
           ? check.data

@@ -28,6 +28,11 @@ export interface PodhookMetrics {
   instrument: DispatchInstrument;
   /** For the drift check at the door: each difference of a drifted delivery, by its type and kind. */
   onDrift: (eventType: string, differences: readonly { kind: string }[]) => void;
+  /** For the handler threads (Node): errors handler code left behind, and threads replaced. */
+  threads: {
+    stray(kind: string, handler: string | undefined): void;
+    restarted(reason: string): void;
+  };
 }
 
 /**
@@ -68,6 +73,8 @@ export function createPodhookMetrics(
   const finished = registry.counter('podhook_dispatch_outcomes_total', 'Dispatch attempts by resulting status and event type.');
   const leasesLost = registry.counter('podhook_leases_lost_total', 'Leases this process lost to another claim or could not renew (nothing recorded), by reason.');
   const drift = registry.counter('podhook_payload_drift_total', 'Differences of new deliveries\' payloads from their type\'s learned shape, by event type and kind.');
+  const strays = registry.counter('podhook_handler_stray_errors_total', 'Exceptions and rejections handler code left uncaught, by handler (unknown: outside any call) and kind.');
+  const restarts = registry.counter('podhook_handler_thread_restarts_total', 'Handler threads ended and replaced, by reason (timeout, out_of_memory, exited, stray_error).');
   registry.gauge('podhook_queue_depth', 'Deliveries waiting for their handlers, by status.', async () => {
     const s = await queueStats();
     return [
@@ -102,6 +109,10 @@ export function createPodhookMetrics(
     },
     onDrift(type, differences) {
       for (const d of differences) drift.inc({ type: typeLabel(type), kind: d.kind });
+    },
+    threads: {
+      stray: (kind, handler) => strays.inc({ handler: handler ?? 'unknown', kind }),
+      restarted: (reason) => restarts.inc({ reason }),
     },
     instrument: { subscriber: {
       handlerStarted(_handler, _type, lagMs) {

@@ -82,7 +82,7 @@ async function orderSteps(
 ): Promise<OrderStep[]> {
   const steps: OrderStep[] = [];
   const asks: { handler: HandlerDefinition; entry: OrderEntry; stale: 'run' | 'skip' }[] = [];
-  const event = eventOf(delivery, payload, 1);
+  const event = eventOf(delivery, payload(), 1);
   for (const handler of pending) {
     const spec = ordering.spec(handler.name);
     if (!spec) {

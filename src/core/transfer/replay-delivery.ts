@@ -116,10 +116,11 @@ export function createReplayer({
     const first = processedAtFirstAttempt(leased, ledger);
     const ranBefore = (name: string) => ledger.find((r) => r.handler === name)?.attempts ?? (first ? leased.attempts : 0);
     const attemptOf = (h: HandlerDefinition) => ranBefore(h.name) + 1;
-    const plan = await gate.open({ delivery: leased, payload: body.payload, pending: handlers, now: clock(), attemptOf, events, logger });
+    const payload = () => body.payload;
+    const plan = await gate.open({ delivery: leased, payload, pending: handlers, now: clock(), attemptOf, events, logger });
     const { results: runs, waitUntil } = await runAttemptHandlers({
       delivery: leased, plan, pending: handlers, attemptOf, run, events, now: clock,
-      payloadFor: typedPayloads(payloadSchemas, leased.eventType, body.payload),
+      payloadFor: typedPayloads(payloadSchemas, leased.eventType, payload),
     });
     const ran = new Set(handlers.map((h) => h.name));
     const failedElsewhere = ledger.some(

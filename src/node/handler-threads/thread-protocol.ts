@@ -1,0 +1,61 @@
+// The messages between the receiver's thread and a handler thread (structured clone: plain data,
+// Dates, Uint8Arrays and Errors cross as they are).
+import type { GateContext } from '../../core/dispatch/handler-runner.js';
+import type { HandlerOutcome } from '../../core/dispatch/handler-result.js';
+
+/** What a handler thread is started with. */
+export interface ThreadData {
+  /** The registry module (handlers/index.ts or `--handlers MODULE`), as a file URL. */
+  registry: string;
+  /** This thread's entry module (handler-thread.ts, or .js once compiled), as a file URL. */
+  entry: string;
+  /** tsx's ESM API and the tsconfig to register it with, when the sources are TypeScript. */
+  tsx?: { api: string; tsconfig: string };
+  /** LOG_LEVEL: lines below it are not sent to the receiver's thread at all. */
+  logLevel: string;
+  /** Time limit per handler call, unless the handler sets its own. */
+  handlerTimeoutMs: number;
+}
+
+/** The delivery a call needs, as it crosses: no headers, no lease. */
+export interface ThreadDelivery {
+  eventId: string;
+  eventType: string;
+  signatureT: number;
+  receivedAt: number;
+  attempts: number;
+  body: Uint8Array;
+}
+
+export type ToThread =
+  /** Run one handler call; the thread answers `done` with the same id. */
+  | { t: 'run'; id: number; handler: string; delivery: ThreadDelivery; attempt: number; context?: GateContext; traceParent?: string }
+  /** End the calls of one delivery (its lease was lost) or every call (shutdown) at once; their results are no longer awaited. */
+  | { t: 'abort'; eventId?: string; reason: string }
+  /** Flush what the thread keeps (its spans) and exit. */
+  | { t: 'close' };
+
+/** A handler call's result as it crosses back (the core's `HandlerResult` without its handler name and attempt, which the receiver knows). */
+export interface ThreadResult {
+  ok: boolean;
+  permanent: boolean;
+  error: string | null;
+  errorName?: string;
+  durationMs: number;
+  outcome: HandlerOutcome;
+}
+
+export type FromThread =
+  /** The registry loaded: calls may come. */
+  | { t: 'ready' }
+  /** The registry could not be loaded in the thread. */
+  | { t: 'fatal'; error: string }
+  | { t: 'done'; id: number; result: ThreadResult }
+  /** A log line of a handler (its `log`) or of the thread's runner (`handler run`). */
+  | { t: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg?: string }
+  /**
+   * An exception or rejection nothing caught, left behind by handler code. `id` and `handler`: the
+   * call it came from (its async context), when one can be named; `running`: that call had not
+   * finished, and this error failed it.
+   */
+  | { t: 'stray'; kind: 'uncaught_exception' | 'unhandled_rejection'; error: string; id?: number; handler?: string; running: boolean };
