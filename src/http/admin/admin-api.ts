@@ -44,6 +44,18 @@ const BackfillSchema = z.union([
   }),
 ]);
 
+/**
+ * The body as JSON, whatever its content type (`curl -d` sends a form type): a body that is not
+ * JSON is a 400 that says what to send.
+ */
+async function jsonBody(c: { req: { json(): Promise<unknown> } }, code: string): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new InvalidRequestError(`body: must be a JSON object (curl: -H 'content-type: application/json' -d '{...}')`, code);
+  }
+}
+
 /** Refuses a cookie-authenticated POST without the session's CSRF header (bearer requests need none). */
 async function refuseWithoutCsrf(ctx: AdminContext, c: Parameters<AdminContext['auth']['checkCsrf']>[0]) {
   if (await ctx.auth.checkCsrf(c, c.req.header('x-podhook-csrf'))) return null;
@@ -94,7 +106,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   api.post('/replay', async (c) => {
     const refused = await refuseWithoutCsrf(ctx, c);
     if (refused) return refused;
-    const parsed = ReplaySchema.safeParse(await c.req.json().catch(() => undefined));
+    const parsed = ReplaySchema.safeParse(await jsonBody(c, 'invalid_replay'));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new InvalidRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalid_replay');
@@ -118,7 +130,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   api.post('/backfills', async (c) => {
     const refused = await refuseWithoutCsrf(ctx, c);
     if (refused) return refused;
-    const parsed = BackfillSchema.safeParse(await c.req.json().catch(() => undefined));
+    const parsed = BackfillSchema.safeParse(await jsonBody(c, 'invalid_backfill'));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new InvalidRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalid_backfill');

@@ -293,6 +293,24 @@ describe('admin refusals (Node)', () => {
     expect(Math.max(...delays)).toBe(800);
   });
 
+  it('answers a bearer request sent as curl -d sends it (a form content type, no Origin), not as a cross-site form', async () => {
+    const d = await deliver();
+    const curl = (path: string, body: string, headers: Record<string, string> = {}) =>
+      api(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const replay = await curl('/replay', JSON.stringify({ event_ids: [d.eventId] }));
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toEqual({ replayed: 1 });
+    const backfill = await curl('/backfills', JSON.stringify({ handler: 'recordAll', dry_run: true }));
+    expect(backfill.status).toBe(200);
+    expect(await backfill.json()).toMatchObject({ dry_run: true });
+    // Not JSON at all: a 400 that says what to send, not a 403.
+    const form = await curl('/replay', 'status=dead');
+    expect(form.status).toBe(400);
+    expect(((await form.json()) as { error: { message: string } }).error.message).toMatch(/JSON/);
+    // Without a valid token the header buys nothing: 401, and nothing is replayed.
+    expect((await api('/replay', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ status: 'dead' }) }, 'x'.repeat(40))).status).toBe(401);
+  });
+
   it('logs in with a form: an HttpOnly, SameSite=Strict cookie that is not the token; POSTs need the CSRF field', async () => {
     const page = await fetch(`${server.url}/_podhook/`, { redirect: 'manual' });
     expect(page.status).toBe(303);
