@@ -13,7 +13,7 @@ import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
 import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
 import { openConfiguredStore } from '../../store/node-store.js';
-import { parseTimeOrDuration } from '../../core/time-or-duration.js';
+import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -186,7 +186,7 @@ export function parseSince(value: string | undefined, now: number): number {
   if (value === undefined) return now;
   const at = parseTimeOrDuration(value, now);
   if (at !== null) return at;
-  throw new UsageError(`--since must be an ISO 8601 time (2026-05-01T12:00:00Z) or a duration (90s, 15m, 2h, 7d) (got ${JSON.stringify(value)})`);
+  throw new UsageError(`--since must be ${TIME_OR_DURATION_HINT} (got ${JSON.stringify(value)})`);
 }
 
 /** `--types`: event types or patterns, each matching at least one known type. */

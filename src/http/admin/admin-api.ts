@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { backfillJson } from '../../core/backfill/progress.js';
 import { backfillPlanJson, planBackfill, startBackfill, type BackfillRequest } from '../../core/backfill/start-backfill.js';
-import { parseTimeOrDuration } from '../../core/time-or-duration.js';
+import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
@@ -13,6 +13,7 @@ import type { AdminEnv } from './admin-env.js';
 import {
   readRuns,
   encodeCursor,
+  sinceTime,
   MAX_DURATION_SAMPLES,
   pageOf,
   parseExportQuery,
@@ -21,10 +22,6 @@ import {
   statsAnswer,
 } from './admin-queries.js';
 
-const sinceTime = z
-  .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or time')
-  .transform((s) => Date.parse(s));
 const ReplaySchema = z.union([
   z.strictObject({ event_ids: z.array(z.guid()).min(1).max(1000), handler: z.string().optional() }),
   z
@@ -145,7 +142,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
     const when = (field: string, text: string | undefined) => {
       if (text === undefined) return undefined;
       const at = parseTimeOrDuration(text, now);
-      if (at === null) throw new InvalidRequestError(`${field}: must be an ISO 8601 time or a duration back from now (90s, 15m, 2h, 7d)`, 'invalid_backfill');
+      if (at === null) throw new InvalidRequestError(`${field}: must be ${TIME_OR_DURATION_HINT}`, 'invalid_backfill');
       return at;
     };
     const request: BackfillRequest = { handler: body.handler, since: when('since', body.since), until: when('until', body.until), type: body.type, rate: body.rate };
