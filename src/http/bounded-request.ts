@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import type { IngestSource } from './create-app.js';
 
 /** The login form: one token field (ADMIN_TOKEN is at least 32 characters; a few hundred bytes with the form's encoding). */
 export const LOGIN_BODY_MAX_BYTES = 4_096;
@@ -14,7 +13,7 @@ export function adminBodyCap(path: string): number {
 }
 
 /**
- * The request with its body read through `source` under `maxBytes` (and, on Node, the shared
+ * The request with its body read by `readBody` (the runtime's `IngestSource`) under `maxBytes` (and, on Node, the shared
  * body budget), before anything else looks at it: a declared length over the cap is a 413 before
  * a byte is read, a streamed one is abandoned at the cap (the answer closes the connection), and
  * beyond MAX_INFLIGHT_BODY_BYTES it is a 503. What follows (the admin auth, hono/csrf, the forms'
@@ -23,9 +22,9 @@ export function adminBodyCap(path: string): number {
  * One piece with the ingest route's reader (`IngestSource`) rather than `hono/body-limit`: that
  * middleware neither knows the Node body budget nor keeps @hono/node-server's direct read.
  */
-export async function withBoundedBody(c: Context, source: IngestSource, maxBytes: number): Promise<Request> {
+export async function withBoundedBody(c: Context, readBody: (maxBytes: number) => Promise<Uint8Array>, maxBytes: number): Promise<Request> {
   const raw = c.req.raw;
   if (NO_BODY.test(raw.method)) return raw;
-  const body = await source.readBody(maxBytes);
+  const body = await readBody(maxBytes);
   return new Request(raw.url, { method: raw.method, headers: raw.headers, body: body as Uint8Array<ArrayBuffer>, signal: raw.signal });
 }

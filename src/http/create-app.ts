@@ -100,7 +100,7 @@ export function createApp({
     // Every body under /_podhook/ is read here, capped and inside the body budget, before the
     // admin auth: the login form is reachable without a credential.
     const forward = async (c: Context<AppEnv>) => {
-      const request = await withBoundedBody(c, ingestSource(c), adminBodyCap(c.req.path));
+      const request = await withBoundedBody(c, (max) => ingestSource(c).readBody(max), adminBodyCap(c.req.path));
       return (built ??= admin()).fetch(request, { requestId: c.get('requestId') });
     };
     app.all('/_podhook', forward);

@@ -19,7 +19,12 @@ import {
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from '../core/observability/logger.js';
 import { SPAN, type TracingConfig } from '../core/tracing/index.js';
-import type { RunningTracing } from './start-tracing.js';
+
+/** The OpenTelemetry SDK this process started. */
+export interface RunningTracing {
+  /** Sends the spans still buffered and stops the SDK (at most FLUSH_TIMEOUT_MS). */
+  shutdown(): Promise<void>;
+}
 
 /** How long shutdown waits for the last spans to be sent. */
 export const FLUSH_TIMEOUT_MS = 5_000;
@@ -141,14 +146,19 @@ class StderrSpanExporter implements SpanExporter {
   async shutdown(): Promise<void> {}
 }
 
-/** The SDK's own warnings and errors (an export that failed) as log lines, rate-limited. */
-function diagToLogger(logger: Logger) {
-  let last = -Infinity;
-  const write = (level: 'warn' | 'error') => (message: string) => {
-    const now = Date.now();
-    if (now - last < EXPORT_ERROR_EVERY_MS) return;
-    last = now;
-    logger[level]({ component: 'opentelemetry' }, `tracing: ${message}`);
+/**
+ * The SDK's own warnings and errors (an export that failed) as log lines, each kind at most once
+ * per EXPORT_ERROR_EVERY_MS: a warning does not hide the export error that follows it.
+ */
+export function diagToLogger(logger: Logger, now: () => number = Date.now) {
+  const write = (level: 'warn' | 'error') => {
+    let last = -Infinity;
+    return (message: string) => {
+      const at = now();
+      if (at - last < EXPORT_ERROR_EVERY_MS) return;
+      last = at;
+      logger[level]({ component: 'opentelemetry' }, `tracing: ${message}`);
+    };
   };
   const ignore = () => {};
   return { error: write('error'), warn: write('warn'), info: ignore, debug: ignore, verbose: ignore };
