@@ -82,10 +82,10 @@ describe('alert messages', () => {
     expect(c.payload.podhook).toEqual({ kind: 'conflict', count: 5, events: events.map((e) => ({ event_id: e.eventId, event_type: e.eventType })) });
   });
 
-  it('schema drift: type, path, kind and event id, keyed by type and path; the way back in the text', () => {
-    const a = schemaDriftAlert({ eventId: 'e1', eventType: 'pod.created', path: '$["<b>"]', change: 'new_field' });
+  it('schema drift: type, path, kind and event id, keyed by type, kind and the learned place; the way back in the text', () => {
+    const a = schemaDriftAlert({ eventId: 'e1', eventType: 'pod.created', path: '$["<b>"]', place: '$', change: 'new_field' });
     expect(a.kind).toBe('schema_drift');
-    expect(a.key).toBe('pod.created $["<b>"]');
+    expect(a.key).toBe('pod.created new_field $');
     expect(a.payload.podhook).toEqual({ kind: 'schema_drift', event_type: 'pod.created', path: '$["<b>"]', change: 'new_field', event_id: 'e1' });
     expect(a.payload.text).toMatch(/^podhook: pod\.created payloads changed at \$\["&lt;b&gt;"\] \(new field\), first seen in delivery e1\./);
     expect(a.payload.text).toContain('`podhook replay --status dead --type pod.created`');
