@@ -21,7 +21,8 @@ import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-de
 import type { Logger } from '../core/observability/logger.js';
 import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
-import { configuredSecrets, createTracing } from '../core/tracing/index.js';
+import { createTracing } from '../core/tracing/index.js';
+import { createSecretRedactor } from '../core/observability/redact-secrets.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
@@ -113,14 +114,16 @@ export interface WiredReceiver {
  */
 export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { config, store, logger, clock, secrets } = parts;
+  // One redactor for handlers' errors wherever they go: signing secrets (stored ones as last read) and tokens.
+  const redact = createSecretRedactor(() => [...secrets.known(), config.adminToken, config.metricsToken]);
   // Null unless an OpenTelemetry SDK is registered (Node: OTEL_* variables): then each step below is untouched.
-  const tracing = createTracing({ secrets: configuredSecrets(config) });
+  const tracing = createTracing({ redact });
   const alerts = createAlerter({
     post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
     logger,
     clock,
     minIntervalMs: config.alerts.minIntervalMinutes * 60_000,
-    secrets: config.secrets,
+    redact,
     ...parts.alerting,
   });
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
@@ -140,6 +143,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     ordering: ordering.active ? ordering : undefined,
     tracing,
     payloadSchemas: parts.payloads?.schemas,
+    redact,
   });
 
   const shapes = parts.payloads?.shapes;

@@ -11,7 +11,8 @@ import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
+import { createTracing } from '../../core/tracing/index.js';
+import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
@@ -93,6 +94,7 @@ the token (401).`,
     const sdk = await startTracing(io.env, logger);
     const { store, where, close } = await openConfiguredStore(config);
     const router = createRouter(only === undefined ? all : all.filter((h) => h.name === only));
+    const redact = await storedAndConfiguredRedactor(config, store, [token]);
     const client = createExportClient({ baseUrl: from.href, token });
     const remoteTimes = new Map<string, number>();
     const line = (time: number, type: string, id: string, outcome: string) =>
@@ -105,7 +107,8 @@ the token (401).`,
       clock,
       owner: `listen-${process.pid}-${crypto.randomUUID().slice(0, 8)}`,
       ...dispatchTuning(config),
-      tracing: createTracing({ secrets: [...configuredSecrets(config), token] }),
+      tracing: createTracing({ redact }),
+      redact,
       payloadSchemas: payloads.schemas,
       // Ordered handlers keep their order here too (a delivery waits for the earlier ones of its key).
       ordering: createOrdering({ handlers: router.handlers, holdMs: config.dispatch.orderHoldMs, fields: payloads.fields, names: payloads.orderFields }),

@@ -8,7 +8,8 @@ import { parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { configuredSecrets, createTracing } from '../../core/tracing/index.js';
+import { createTracing } from '../../core/tracing/index.js';
+import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
 import { escapeControl } from '../format-table.js';
@@ -71,6 +72,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     // With OTEL_* set, each replay is a span linked to its delivery's receipt, its handler runs inside.
     const sdk = dryRun ? null : await startTracing(io.env, logger);
     const { store, close } = await openExistingStore(config);
+    const redact = await storedAndConfiguredRedactor(config, store);
     const replayer = createReplayer({
       store,
       router: createRouter(handlers),
@@ -78,8 +80,9 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       handlerTimeoutMs: config.dispatch.handlerTimeoutMs,
       handler: only,
       ordering: createOrdering({ handlers, holdMs: config.dispatch.orderHoldMs, fields: payloads.fields, names: payloads.orderFields }),
-      tracing: createTracing({ secrets: configuredSecrets(config) }),
+      tracing: createTracing({ redact }),
       payloadSchemas: payloads.schemas,
+      redact,
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, missing: 0 };

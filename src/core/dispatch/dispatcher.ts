@@ -52,6 +52,8 @@ export interface DispatcherOptions {
   tracing?: PodhookTracing | null;
   /** The schemas `podhook schemas` generated: parse each payload once per attempt for handlers without a schema of their own. */
   payloadSchemas?: PayloadSchemaMap;
+  /** Hides secrets in handlers' errors before they are logged or recorded (the handler runner's `redact`). */
+  redact?: (text: string) => string;
 }
 
 /** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
@@ -117,10 +119,11 @@ export function createDispatcher({
   ordering,
   tracing = null,
   payloadSchemas,
+  redact,
 }: DispatcherOptions): Dispatcher {
   if (tracing) observer = tracing.observeAttempts(observer);
   const policy: OutcomePolicy = { owner, maxAttempts, backoff: { baseMs: retryBaseMs, maxMs: retryMaxMs, random } };
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer, tracing });
+  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, observer, tracing, redact });
   const leases = createLeaseKeeper({
     store, owner, logger, clock, leaseMs, renewEveryMs,
     onLost(eventId, why, error) {

@@ -43,6 +43,8 @@ export interface HandlerRunnerOptions {
   observer?: HandlerObserver;
   /** A span per handler run, the handler's code inside it (`createTracing`); null: none. */
   tracing?: PodhookTracing | null;
+  /** Hides secrets in a handler's error before it is logged or recorded (`createSecretRedactor`). */
+  redact?: (text: string) => string;
 }
 
 export interface HandlerRunner {
@@ -161,7 +163,7 @@ function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: 
  * schema first, then the call raced against its time limit with an `AbortSignal`, then one
  * `handler run` log line with its outcome and duration.
  */
-export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer = {}, tracing = null }: HandlerRunnerOptions): HandlerRunner {
+export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer = {}, tracing = null, redact }: HandlerRunnerOptions): HandlerRunner {
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
@@ -172,6 +174,8 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, observer 
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
     const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0, outcome: 'failed' };
     const report = (outcome: HandlerOutcome, error?: unknown) => {
+      // Every error text is set before this, and every log line, ledger row and alert reads it after.
+      if (redact && result.error !== null) result.error = redact(result.error);
       span?.end(outcome, error ?? result.error);
       const durationMs = clock() - started;
       result.durationMs = durationMs;

@@ -1,5 +1,6 @@
 import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { scrubError } from '../alerts/scrub-error.js';
+import type { Redact } from '../observability/redact-secrets.js';
+import { scrubError } from '../observability/scrub-error.js';
 import { ATTR, SPAN } from './names.js';
 
 /** One handler run's span: started before its schema check, ended with its outcome. */
@@ -12,10 +13,10 @@ export interface HandlerSpan {
 
 /**
  * A child of the active attempt span for one handler run. The exception event quotes the
- * handler's own error text, as `handler_attempts` and the logs do, with configured secrets
- * replaced, on one line, cut at 300 characters (`scrubError`, as alerts quote it); never a stack.
+ * handler's own error text, as `handler_attempts` and the logs do, with every secret `redact`
+ * knows replaced, on one line, cut at 300 characters (`scrubError`, as alerts quote it); never a stack.
  */
-export function startHandlerSpan(tracer: Tracer, secrets: readonly string[], handler: string, attempt: number, stale?: boolean): HandlerSpan {
+export function startHandlerSpan(tracer: Tracer, redact: Redact, handler: string, attempt: number, stale?: boolean): HandlerSpan {
   const parent = context.active();
   const attributes = { [ATTR.handler]: handler, [ATTR.attempt]: attempt, ...(stale === undefined ? {} : { [ATTR.orderStale]: stale }) };
   const span = tracer.startSpan(SPAN.handler, { attributes }, parent);
@@ -27,7 +28,7 @@ export function startHandlerSpan(tracer: Tracer, secrets: readonly string[], han
       if (outcome !== 'succeeded') {
         const name = error instanceof Error ? error.name : outcome;
         const message = error instanceof Error ? error.message : String(error ?? outcome);
-        span.recordException({ name, message: scrubError(message, secrets) });
+        span.recordException({ name, message: scrubError(message, redact) });
         // Interrupted (shutdown, a lost lease) is no failure of the handler's.
         if (outcome !== 'interrupted') span.setStatus({ code: SpanStatusCode.ERROR });
       }

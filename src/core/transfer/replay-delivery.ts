@@ -27,6 +27,8 @@ export interface ReplayerOptions {
   tracing?: PodhookTracing | null;
   /** The schemas `podhook schemas` generated, applied as the dispatcher applies them. */
   payloadSchemas?: PayloadSchemaMap;
+  /** Hides secrets in handlers' errors before they are logged or recorded (the handler runner's `redact`). */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -74,8 +76,9 @@ export function createReplayer({
   ordering,
   tracing = null,
   payloadSchemas,
+  redact,
 }: ReplayerOptions): Replayer {
-  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, tracing });
+  const runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, tracing, redact });
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
   const handlersFor = (d: Delivery) => router.handlersFor(d.eventType).filter((h) => only === undefined || h.name === only);
 
