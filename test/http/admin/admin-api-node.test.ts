@@ -320,6 +320,8 @@ describe('admin refusals (Node)', () => {
 
   it('answers a bearer request sent as curl -d sends it (a form content type, no Origin), not as a cross-site form', async () => {
     const d = await deliver();
+    // Replayed once dispatched (a delivery still being dispatched is not handed back twice).
+    await vi.waitFor(async () => expect(await statusOf(d.eventId)).toBe('processed'), { timeout: 5000 });
     const curl = (path: string, body: string, headers: Record<string, string> = {}) =>
       api(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
     const replay = await curl('/replay', JSON.stringify({ event_ids: [d.eventId] }));
