@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The hostile probe of issue 17 at full size, on loopback only, bounded in time and count:
-// starts `podhook serve` on a fresh database, then (1) 4,000 sockets each sending an unfinished
-// 256 KiB body behind headers that pass every pre-body check, (2) 21,000 sockets trickling
-// headers. Throughout, one valid signed delivery every 50 ms. Prints the server's peak RSS and
-// how the valid deliveries were answered. Needs `ulimit -n` above 22,000 for phase 2 (it opens
-// fewer sockets when the limit is lower, and says so).
-//   node scripts/probe-hostile.mjs [--phase-seconds 20]
+// starts `podhook serve` on a fresh database (admin on), then (0) a 200 MiB form body POSTed to
+// `/_podhook/login` without any credential, streamed and then declared, (1) 4,000 sockets each
+// sending an unfinished 256 KiB body behind headers that pass every pre-body check, (2) 21,000
+// sockets trickling headers. Throughout, one valid signed delivery every 50 ms. Prints the
+// server's peak RSS and how the valid deliveries were answered. Needs `ulimit -n` above 22,000
+// for phase 2 (it opens fewer sockets when the limit is lower, and says so).
+//   node scripts/probe-hostile.mjs [--phase-seconds 20] [--only-login-body]
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,15 +14,18 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const PHASE_MS = Number(process.argv[process.argv.indexOf('--phase-seconds') + 1] || 20) * 1000;
+const phaseFlag = process.argv.indexOf('--phase-seconds');
+const PHASE_MS = (phaseFlag === -1 ? 20 : Number(process.argv[phaseFlag + 1])) * 1000;
 const SECRET = 'whsec_probe_5b2f9c1d7e3a4086';
 const BODY_SOCKETS = 4000;
 const TRICKLERS = 21000;
+const ONLY_LOGIN_BODY = process.argv.includes('--only-login-body');
+const LOGIN_BODY_BYTES = 200 * 1024 * 1024;
 const HARD_STOP = setTimeout(() => finish('hard time limit reached'), 4 * PHASE_MS + 60_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'podhook-probe-'));
 const child = spawn(process.execPath, [new URL('../bin/podhook.js', import.meta.url).pathname, 'serve'], {
-  env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: '0', DATABASE_PATH: join(dir, 'probe.db'), SVC_WEBHOOK_SECRET: SECRET, LOG_LEVEL: 'info' },
+  env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: '0', DATABASE_PATH: join(dir, 'probe.db'), SVC_WEBHOOK_SECRET: SECRET, LOG_LEVEL: 'info', ADMIN_TOKEN: `adm_${randomUUID()}` },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let serverOut = '';
@@ -47,13 +51,14 @@ port = await new Promise((resolve, reject) => {
 });
 serverOut = '';
 
-const rssMb = () => {
+const statusMb = (field) => {
   try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
+    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
   } catch {
     return 0;
   }
 };
+const rssMb = () => statusMb('VmRSS');
 let peak = rssMb();
 const baseline = peak;
 const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
@@ -112,6 +117,67 @@ const closeAll = () => {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const results = { baseline_rss_mb: Math.round(baseline) };
+
+/**
+ * Phase 0: 200 MiB of form body to the login route, no credential: streamed (chunked) until the
+ * server answers or hangs up, then declared in Content-Length. Reports the answers, what the
+ * client got to write, and the kernel's own peak RSS of the server (VmHWM: no sample missed).
+ */
+{
+  const stopValid = validTraffic();
+  const host = `127.0.0.1:${port}`;
+  const streamed = await new Promise((resolve) => {
+    const s = openSocket(async () => {
+      s.write(`POST /_podhook/login HTTP/1.1\r\nhost: ${host}\r\norigin: http://${host}\r\ncontent-type: application/x-www-form-urlencoded\r\ntransfer-encoding: chunked\r\n\r\n`);
+      const chunk = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x61), Buffer.from('\r\n')]);
+      let written = 0;
+      let answer = '';
+      s.on('data', (c) => (answer += c));
+      while (written < LOGIN_BODY_BYTES && !s.destroyed && answer === '') {
+        written += 0x10000;
+        if (!s.write(chunk)) {
+          await new Promise((r) => {
+            const on = () => (['drain', 'close', 'data'].forEach((e) => s.off(e, on)), r());
+            ['drain', 'close', 'data'].forEach((e) => s.once(e, on));
+          });
+        }
+      }
+      if (!s.destroyed && answer === '') s.write('0\r\n\r\n');
+      const deadline = Date.now() + 60_000;
+      while (answer === '' && !s.destroyed && Date.now() < deadline) await sleep(20);
+      s.destroy();
+      resolve({ status: /^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 'no answer', client_wrote_mb: Math.round(written / 1048576) });
+    });
+  });
+  const declared = await new Promise((resolve) => {
+    const s = openSocket(() => {
+      let answer = '';
+      s.on('data', (c) => (answer += c));
+      s.on('close', () => resolve(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 'no answer'));
+      s.write(`POST /_podhook/login HTTP/1.1\r\nhost: ${host}\r\norigin: http://${host}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: ${LOGIN_BODY_BYTES}\r\n\r\n`);
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      const pump = () => {
+        while (!s.destroyed && s.write(chunk));
+      };
+      s.on('drain', pump);
+      pump();
+      setTimeout(() => s.destroy(), 60_000).unref();
+    });
+  });
+  results.phase0_unauthenticated_login_body = {
+    body_mb: LOGIN_BODY_BYTES / 1048576,
+    streamed,
+    declared: { status: declared },
+    peak_rss_mb: Math.round(statusMb('VmHWM')),
+    valid: await stopValid(),
+  };
+  peak = Math.max(peak, statusMb('VmHWM'));
+  if (ONLY_LOGIN_BODY) {
+    finish();
+    await new Promise(() => {}); // finish() exits once the server has stopped
+  }
+  await sleep(1000);
+}
 
 // Phase 1: unfinished 256 KiB bodies behind headers with a current t (a forged v1 passes every
 // check made before the body: only the MAC needs the body).

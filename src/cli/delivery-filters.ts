@@ -2,6 +2,7 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from '../core/delivery.js';
 import type { ScanDeliveriesOptions } from '../core/delivery-store.js';
 import { openConfiguredStore } from '../store/node-store.js';
 import type { Config } from '../core/config.js';
+import { parseIsoTime } from '../core/time-or-duration.js';
 import { UsageError } from './command.js';
 
 /** The `--status`, `--type` and `--since` options of `export` and `replay`. */
@@ -25,9 +26,9 @@ export function parseFilters(values: { status?: string; type?: string; since?: s
     throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
   }
   const sinceText = values.since;
-  const since = sinceText === undefined ? undefined : Date.parse(sinceText);
-  if (since !== undefined && (Number.isNaN(since) || !/^\d{4}-\d{2}-\d{2}/.test(sinceText!))) {
-    throw new UsageError(`--since must be an ISO 8601 date or time, e.g. 2026-05-01T12:00:00Z (got ${JSON.stringify(sinceText)})`);
+  const since = sinceText === undefined ? undefined : parseIsoTime(sinceText);
+  if (since === null) {
+    throw new UsageError(`--since must be an ISO 8601 date or time that exists, e.g. 2026-05-01T12:00:00Z (got ${JSON.stringify(sinceText)})`);
   }
   return { status, eventType: values.type, since };
 }

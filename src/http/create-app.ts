@@ -4,6 +4,7 @@ import { PayloadTooLargeError, PodhookError } from '../core/errors.js';
 import type { HeaderSource } from '../core/ingest/receive-delivery.js';
 import type { Logger } from '../core/observability/logger.js';
 import { describeCause, errorAnswer, errorBody, INTERNAL_ERROR_ANSWER, type IngestHandler, type JsonAnswer } from './ingest.js';
+import { adminBodyCap, withBoundedBody } from './bounded-request.js';
 import { checkDeclaredLength, readBodyCapped } from './read-body.js';
 import { REQUEST_ID_HEADER, requestId } from './request-id.js';
 import type { AdminEnv } from './admin/admin-env.js';
@@ -35,8 +36,9 @@ export interface AppOptions {
   readiness: () => Promise<ReadinessReport>;
   webhookPath?: string;
   /**
-   * How the ingest route reads its request. The default reads the Web `Request`; the Node
-   * server reads Node's own request (`c.env.incoming`), which skips building Web streams.
+   * How podhook's routes read a request's body (ingest, and the admin surface's forms and JSON).
+   * The default reads the Web `Request`; the Node server reads Node's own request
+   * (`c.env.incoming`), which skips building Web streams, inside its body budget.
    */
   ingestSource?: (c: Context<AppEnv>) => IngestSource;
   /**
@@ -95,7 +97,12 @@ export function createApp({
   extend?.(app);
   if (admin) {
     let built: Hono<AdminEnv> | undefined;
-    const forward = (c: Context<AppEnv>) => (built ??= admin()).fetch(c.req.raw, { requestId: c.get('requestId') });
+    // Every body under /_podhook/ is read here, capped and inside the body budget, before the
+    // admin auth: the login form is reachable without a credential.
+    const forward = async (c: Context<AppEnv>) => {
+      const request = await withBoundedBody(c, (max) => ingestSource(c).readBody(max), adminBodyCap(c.req.path));
+      return (built ??= admin()).fetch(request, { requestId: c.get('requestId') });
+    };
     app.all('/_podhook', forward);
     app.all('/_podhook/*', forward);
   }

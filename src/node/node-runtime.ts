@@ -13,6 +13,7 @@ import type { Dispatcher } from '../core/dispatch/dispatcher.js';
 import { UnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
+import { receiverRedactor } from '../core/observability/redact-secrets.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createBodyBudget } from '../http/body-budget.js';
 import { errorBody, type PodhookApp } from '../http/create-app.js';
@@ -115,6 +116,7 @@ export function createNodeRuntime({
   };
 
   const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
+  const redact = receiverRedactor(config, secrets);
   const threadCount = d.handlerThreads ?? defaultHandlerThreads();
   // Handler code runs beside the answer, in threads of its own, when there is a module to load there.
   const threads =
@@ -129,6 +131,7 @@ export function createNodeRuntime({
           heapMb: d.handlerThreadHeapMb,
           timeoutOf: (name) => handlers.find((h) => h.name === name)?.timeoutMs,
           observer: metrics.threads,
+          redact,
         })
       : null;
   const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
@@ -148,6 +151,7 @@ export function createNodeRuntime({
     alerting: { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()) },
     instruments: [metrics.instrument],
     runner: threads ?? undefined,
+    redact,
     onBackfillStarted: () => scheduler.wake(),
     schedule: setImmediate,
     deferAdoption: setImmediate,

@@ -1,11 +1,9 @@
 import type { Logger } from '../core/observability/logger.js';
 import { parseTracingConfig } from '../core/tracing/index.js';
+// A type only: erased, so the SDK is still loaded by the import() below alone.
+import type { RunningTracing } from './tracing-sdk.js';
 
-/** The OpenTelemetry SDK this process started. */
-export interface RunningTracing {
-  /** Sends the spans still buffered and stops the SDK (at most a few seconds). */
-  shutdown(): Promise<void>;
-}
+export type { RunningTracing };
 
 /**
  * Starts OpenTelemetry tracing when the standard variables ask for it (OTEL_EXPORTER_OTLP_ENDPOINT,

@@ -19,10 +19,22 @@ import {
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from '../core/observability/logger.js';
 import { SPAN, type TracingConfig } from '../core/tracing/index.js';
-import type { RunningTracing } from './start-tracing.js';
+
+/** The OpenTelemetry SDK this process started. */
+export interface RunningTracing {
+  /** Sends the spans still buffered and stops the SDK (at most FLUSH_TIMEOUT_MS). */
+  shutdown(): Promise<void>;
+}
 
 /** How long shutdown waits for the last spans to be sent. */
-const FLUSH_TIMEOUT_MS = 5_000;
+export const FLUSH_TIMEOUT_MS = 5_000;
+/**
+ * The longest one export takes, its retries included (the SDK's default is 10 s). Shorter than
+ * FLUSH_TIMEOUT_MS, so the flush at shutdown ends within it whatever the collector does: one that
+ * never answers held the process 10 s after SIGTERM, one that refuses 7.4 s (retries), because
+ * the export outlived the flush's wait. OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT may only shorten it.
+ */
+export const EXPORT_TIMEOUT_MS = 4_000;
 /** Export failures are logged at most this often (a collector that is down fails every batch). */
 const EXPORT_ERROR_EVERY_MS = 60_000;
 
@@ -34,7 +46,7 @@ const EXPORT_ERROR_EVERY_MS = 60_000;
 export function startTracingSdk(config: TracingConfig, logger: Logger): RunningTracing {
   diag.setLogger(diagToLogger(logger), DiagLogLevel.WARN);
   const exporters: SpanExporter[] = config.exporters.map((name) =>
-    name === 'otlp' ? new OTLPTraceExporter({ url: config.endpoint }) : new StderrSpanExporter(),
+    name === 'otlp' ? new OTLPTraceExporter({ url: config.endpoint, timeoutMillis: exportTimeoutMs(process.env) }) : new StderrSpanExporter(),
   );
   // Defaults first; OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (envDetector) win over them.
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'podhook' }).merge(detectResources({ detectors: [serviceInstanceIdDetector, envDetector] }));
@@ -67,6 +79,12 @@ export function startTracingSdk(config: TracingConfig, logger: Logger): RunningT
       if (!flushed) logger.warn({ timeout_ms: FLUSH_TIMEOUT_MS }, 'tracing: the last spans could not be sent');
     },
   };
+}
+
+/** EXPORT_TIMEOUT_MS, or the SDK's own variable when it asks for less (the SDK reads `process.env` itself). */
+function exportTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const asked = Number(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT);
+  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, EXPORT_TIMEOUT_MS) : EXPORT_TIMEOUT_MS;
 }
 
 /**
@@ -128,14 +146,19 @@ class StderrSpanExporter implements SpanExporter {
   async shutdown(): Promise<void> {}
 }
 
-/** The SDK's own warnings and errors (an export that failed) as log lines, rate-limited. */
-function diagToLogger(logger: Logger) {
-  let last = -Infinity;
-  const write = (level: 'warn' | 'error') => (message: string) => {
-    const now = Date.now();
-    if (now - last < EXPORT_ERROR_EVERY_MS) return;
-    last = now;
-    logger[level]({ component: 'opentelemetry' }, `tracing: ${message}`);
+/**
+ * The SDK's own warnings and errors (an export that failed) as log lines, each kind at most once
+ * per EXPORT_ERROR_EVERY_MS: a warning does not hide the export error that follows it.
+ */
+export function diagToLogger(logger: Logger, now: () => number = Date.now) {
+  const write = (level: 'warn' | 'error') => {
+    let last = -Infinity;
+    return (message: string) => {
+      const at = now();
+      if (at - last < EXPORT_ERROR_EVERY_MS) return;
+      last = at;
+      logger[level]({ component: 'opentelemetry' }, `tracing: ${message}`);
+    };
   };
   const ignore = () => {};
   return { error: write('error'), warn: write('warn'), info: ignore, debug: ignore, verbose: ignore };

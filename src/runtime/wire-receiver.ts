@@ -21,7 +21,8 @@ import { createReceiver, type DeliveryConflict } from '../core/ingest/receive-de
 import type { Logger } from '../core/observability/logger.js';
 import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
-import { configuredSecrets, createTracing, SPAN } from '../core/tracing/index.js';
+import { createTracing, SPAN } from '../core/tracing/index.js';
+import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
@@ -66,6 +67,8 @@ export interface ReceiverParts {
   instruments?: readonly DispatchInstrument[];
   /** Where handler code runs (default: this thread). */
   runner?: HandlerRunner;
+  /** The receiver's redactor, when the runtime built it already (Node, for its handler threads); default `receiverRedactor`. */
+  redact?: Redact;
   /** A backfill was just started through the admin API (Node: its scheduler looks at once). */
   onBackfillStarted?: () => void;
   /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
@@ -118,14 +121,16 @@ export interface WiredReceiver {
  */
 export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { config, store, logger, clock, secrets } = parts;
+  // One redactor for handlers' errors wherever they go: signing secrets (stored ones as last read) and tokens.
+  const redact = parts.redact ?? receiverRedactor(config, secrets);
   // Null unless an OpenTelemetry SDK is registered (Node: OTEL_* variables): then no step below is wrapped.
-  const tracing = createTracing({ secrets: configuredSecrets(config) });
+  const tracing = createTracing({ redact });
   const alerts = createAlerter({
     post: config.alerts.webhookUrl ? createFetchPost(config.alerts.webhookUrl) : null,
     logger,
     clock,
     minIntervalMs: config.alerts.minIntervalMinutes * 60_000,
-    secrets: config.secrets,
+    redact,
     ...parts.alerting,
   });
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
@@ -153,6 +158,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments],
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
+    redact,
   });
 
   const shapes = parts.payloads?.shapes;

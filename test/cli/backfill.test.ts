@@ -77,10 +77,28 @@ describe('podhook backfill', () => {
     await refused(['latestStatus', '--type', 'pod.created'], 'latestStatus does not take "pod.created" (it takes pod.status.changed)');
     await refused(['syncPod', '--type', 'pod.nope'], 'unknown event type "pod.nope"');
     await refused(['syncPod', '--rate', 'fast'], '--rate must be N/s');
-    await refused(['syncPod', '--since', 'yesterday'], '--since must be an ISO 8601 time');
+    await refused(['syncPod', '--since', 'yesterday'], '--since must be an ISO 8601 date or time that exists');
+    await refused(['syncPod', '--since', '9999999999999d'], '--since must be an ISO 8601 date or time that exists');
+    await refused(['syncPod', '--since', '2026-02-30'], '--since must be');
+    await refused(['syncPod', '--until', '99999999999d'], '--until must be');
     await refused(['syncPod', '--since', '1d', '--until', '2d'], 'must be before until');
     await refused(['syncPod', '--status'], 'give one handler NAME');
     await refused(['--status', '--rate', '5'], '--since, --until, --type, --rate and --dry-run go with a handler NAME');
     await refused([], 'give one handler NAME');
+    // Nothing was started by any of them.
+    expect((await runMain(['backfill', '--status'], { DATABASE_PATH: db })).stdout).toBe('No backfill has been started.\n');
+  });
+
+  it('lists every backfill when one stored by an older version has a time no clock can show', async () => {
+    const { db } = await history();
+    const { store, close } = openSqliteStore(db);
+    await store.createBackfill({ id: '00000000-0000-4000-8000-0000000000b1', handler: 'syncPod', since: -864e18, until: null, eventType: null, rate: null, total: 40, createdAt: Date.now() });
+    close();
+    const status = await runMain(['backfill', '--status'], { DATABASE_PATH: db }, { stderrIsTTY: true });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/00000000-0000-4000-8000-0000000000b1\s+syncPod\s+running/);
+    const json = await runMain(['backfill', '--status', '--json'], { DATABASE_PATH: db });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id: '00000000-0000-4000-8000-0000000000b1', since: null, state: 'running' })]);
   });
 });

@@ -121,4 +121,52 @@ describe('capture, export, import and replay on another database', () => {
     );
     expect(logs.some((l) => l.msg === 'recorded' && l.event_id === sent[0]!.eventId)).toBe(true);
   });
+
+  it('carries the largest body the receiver accepts (16 MiB) through export, import, schemas --from, send and replay', { timeout: 120_000 }, async () => {
+    resetRecording();
+    const MAX = 16 * 1024 * 1024;
+    const head = '{"pod":{"id":"p-16mib","name":"café"},"pad":"';
+    const text = head + 'x'.repeat(MAX - Buffer.byteLength(head) - 2) + '"}';
+    const big = signDelivery({ t: nowS(), eventType: 'pod.created', body: text });
+    expect(big.body.byteLength).toBe(MAX);
+    const env = { SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0', HOST: '127.0.0.1', MAX_BODY_BYTES: String(MAX) };
+    const source = dbIn(tempDir());
+    const file = join(tempDir(), 'big.jsonl');
+    const a = await startServer({ config: parseConfig({ ...env, DATABASE_PATH: source }), logger: silentLogger, handlers });
+    try {
+      expect((await post(a.url, big)).status).toBe(200);
+      await vi.waitFor(async () => expect((await a.runtime.store.get(big.eventId))?.status).toBe('processed'), { timeout: 20_000 });
+    } finally {
+      await a.close(100);
+    }
+
+    expect(await runMain(['export', '--out', file], { DATABASE_PATH: source })).toMatchObject({ code: 0, stderr: `Exported 1 delivery to ${file}.\n` });
+    const target = dbIn(tempDir());
+    const imported = await runMain(['import', file], { DATABASE_PATH: target });
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain('1 new, 0 already stored (skipped), 0 conflicts');
+    const [row] = await rowsOf(target);
+    expect(Buffer.from(row!.body).equals(Buffer.from(big.body))).toBe(true);
+
+    const schemas = await runMain(['schemas', '--from', file, '--json'], {});
+    expect(schemas.code, schemas.stderr).toBe(0);
+    expect(schemas.stderr).toContain('Read 1 delivery: 1 sample of 1 event type.');
+
+    const receiver = dbIn(tempDir());
+    const b = await startServer({ config: parseConfig({ ...env, DATABASE_PATH: receiver, DISPATCHER: 'off' }), logger: silentLogger, handlers });
+    try {
+      const sent = await runMain(['send', '--to', `${b.url}/webhooks`, file], { SVC_WEBHOOK_SECRET: TEST_SECRET });
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(Buffer.from((await b.runtime.store.get(big.eventId))!.body).equals(Buffer.from(big.body))).toBe(true);
+    } finally {
+      await b.close(100);
+    }
+
+    resetRecording();
+    const replayed = await runMain(['replay', big.eventId, '--handlers', HANDLERS], { DATABASE_PATH: target });
+    expect(replayed.code, replayed.stdout).toBe(0);
+    const [call] = recordedCalls();
+    expect(call).toMatchObject({ id: big.eventId, handler: 'recordAll', payload: { pod: { id: 'p-16mib', name: 'café' } } });
+    expect(call!.rawBody.length).toBe(MAX * 2);
+  });
 });

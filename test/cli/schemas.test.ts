@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { readPayloadModule, type JsonSchema } from '../../src/core/shapes/index.
 import { exportLine, parseExportLine } from '../../src/core/transfer/delivery-export.js';
 import { schemaProblems, validateSubset } from '../helpers/json-schema-subset.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { runCli } from '../helpers/spawn-podhook.js';
 import { runMain } from './run-main.js';
 
 const tempDir = useTempDir();
@@ -179,5 +181,66 @@ describe('podhook schemas: terminal and usage', () => {
     const missing = await runMain(['schemas', '--json'], { DATABASE_PATH: join(tempDir(), 'none.db') });
     expect(missing.code).toBe(EXIT.failure);
     expect(missing.stderr).toContain('no database at');
+  });
+});
+
+describe('podhook schemas --out: a regular file or a new path, nothing else', () => {
+  /** A folder holding copies of /dev/null and /dev/full (mknod, as root), a FIFO, a folder and a link. */
+  function oddPaths() {
+    const dir = join(tempDir(), 'odd');
+    mkdirSync(dir);
+    execFileSync('mknod', [join(dir, 'null'), 'c', '1', '3']);
+    execFileSync('mknod', [join(dir, 'full'), 'c', '1', '7']);
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    mkdirSync(join(dir, 'folder'));
+    writeFileSync(join(dir, 'real.ts'), 'export {};\n');
+    symlinkSync(join(dir, 'real.ts'), join(dir, 'link.ts'));
+    return dir;
+  }
+
+  it('refuses a device, a FIFO, a folder or a link with one line and exit 2, reading and replacing nothing', async () => {
+    const dir = oddPaths();
+    const cases: [string, string][] = [['null', 'a character device'], ['full', 'a character device'], ['fifo', 'a FIFO'], ['folder', 'a directory'], ['link.ts', 'a symbolic link']];
+    for (const [name, kind] of cases) {
+      for (const extra of [[], ['--type', 'pod.created'], ['--check']]) {
+        const out = join(dir, name);
+        const result = await runMain(['schemas', '--from', FIXTURE, '--out', out, ...extra], {});
+        expect(result.code, `${name} ${extra.join(' ')}`).toBe(EXIT.usage);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toBe(`podhook schemas: --out ${out} is ${kind}, not a regular file (see podhook schemas --help)\n`);
+      }
+    }
+    expect(lstatSync(join(dir, 'null')).isCharacterDevice()).toBe(true);
+    expect(lstatSync(join(dir, 'full')).isCharacterDevice()).toBe(true);
+    expect(lstatSync(join(dir, 'fifo')).isFIFO()).toBe(true);
+    expect(lstatSync(join(dir, 'link.ts')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir, 'real.ts'), 'utf8')).toBe('export {};\n');
+    expect(readdirSync(dir).sort()).toEqual(['fifo', 'folder', 'full', 'link.ts', 'null', 'real.ts']);
+  });
+
+  it('refuses an empty --out without leaving a temporary file', async () => {
+    const before = readdirSync('.');
+    const result = await runMain(['schemas', '--from', FIXTURE, '--out', ''], {});
+    expect(result).toEqual({ code: EXIT.usage, stdout: '', stderr: 'podhook schemas: --out must name a file (see podhook schemas --help)\n' });
+    expect(readdirSync('.')).toEqual(before);
+  });
+
+  it('refuses a path under /proc it cannot create, at once (a recursive mkdir there retries forever)', { timeout: 40_000 }, async () => {
+    const out = '/proc/podhook-nowhere/handlers/_payloads.ts';
+    const result = await runCli(['schemas', '--from', FIXTURE, '--out', out], {}, undefined, 30_000);
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toBe(`${SUMMARY}podhook schemas: --out ${out}: cannot create /proc/podhook-nowhere: ENOENT (see podhook schemas --help)\n`);
+  });
+
+  it('reads an existing module with a size cap: one larger is refused (exit 1), not read whole', async () => {
+    const out = join(tempDir(), 'huge.ts');
+    writeFileSync(out, '');
+    truncateSync(out, 64 * 1024 * 1024); // sparse: 64 MiB of zeros that cost no disk
+    for (const extra of [[], ['--type', 'pod.created'], ['--check']]) {
+      const result = await runMain(['schemas', '--from', FIXTURE, '--out', out, ...extra], {});
+      expect(result.code, extra.join(' ')).toBe(EXIT.failure);
+      expect(result.stderr.split('\n').filter((l) => l.startsWith('podhook schemas:'))).toEqual([`podhook schemas: ${out}: larger than 16777216 bytes: not a module podhook schemas wrote`]);
+    }
+    expect(lstatSync(out).size).toBe(64 * 1024 * 1024);
   });
 });

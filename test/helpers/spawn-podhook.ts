@@ -12,8 +12,11 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `podhook <args>` as a user would (the package bin), with only the given environment. */
-export async function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+/**
+ * Runs `podhook <args>` as a user would (the package bin), with only the given environment. With
+ * `timeoutMs`, a command still running then is killed (its code is null): for what must not hang.
+ */
+export async function runCli(args: string[], env: Record<string, string> = {}, input?: string, timeoutMs?: number): Promise<CliResult> {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -23,7 +26,9 @@ export async function runCli(args: string[], env: Record<string, string> = {}, i
   child.stdout.on('data', (c) => (stdout += c));
   child.stderr.on('data', (c) => (stderr += c));
   child.stdin.end(input ?? '');
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(timer);
   return { code, stdout, stderr };
 }
 

@@ -9,6 +9,7 @@ import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { fittingPayload, learnedShapes } from '../fixtures/shapes/learned-samples.js';
+import { inferShapes } from '../../src/core/shapes/index.js';
 
 const tempDir = useTempDir();
 const learnedRegistry = useLearnedRegistries();
@@ -112,5 +113,44 @@ describe('payload drift at the door (podhook serve with a generated module)', ()
     // The log says where and what kind, never a value from the body; nor do the alerts.
     expect(server.output()).toMatch(/"drift":\[\{"path":"\$\.pod\.status","kind":"new_value"\}\].*"msg":"payload drift"/);
     for (const text of [receiver.raw.join('\n'), server.output()]) for (const leak of [regionMarker, statusMarker, 'not-a-uuid']) expect(text).not.toContain(leak);
+  });
+
+  it("alerts once per type and place of the learned shape, however many of the sender's keys the paths carry", { timeout: 60_000 }, async () => {
+    // `usage` is learned as a map (its keys are pod ids: more than 200 distinct), `pod` as an object.
+    const T0 = Date.parse('2026-05-01T12:00:00Z');
+    const samples = Array.from({ length: 240 }, (_, i) => ({
+      eventType: 'pod.created',
+      payload: { ...fittingPayload(i), usage: { [crypto.randomUUID()]: { cpu: i } } },
+      receivedAt: T0 + i * 60_000,
+    }));
+    const receiver = await startAlertReceiver();
+    running.push(receiver);
+    const server = await spawnServer(
+      { DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET, ALERT_WEBHOOK_URL: receiver.url, ADMIN_TOKEN },
+      { handlers: learnedRegistry(inferShapes(samples)) },
+    );
+    running.push(server);
+    const sent: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      // Five new ids whose values changed type (string, was integer), and three new keys on the pod.
+      const usage = Object.fromEntries(Array.from({ length: 5 }, () => [crypto.randomUUID(), { cpu: 'high' }]));
+      const pod = { ...fittingPayload(i).pod, ...Object.fromEntries(Array.from({ length: 3 }, () => [`x-${crypto.randomUUID()}`, 1])) };
+      const d = signDelivery({ t: Math.floor(Date.now() / 1000), body: { ...fittingPayload(i), pod, usage } });
+      expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body })).status).toBe(200);
+      sent.push(d.eventId);
+    }
+    // Each recorded its eight differences, paths and all.
+    await vi.waitFor(async () => {
+      for (const id of sent) {
+        const r = (await (await fetch(`${server.url}/_podhook/api/deliveries/${id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as DeliveryRecord;
+        expect(r.drift, id).toHaveLength(8);
+      }
+    }, { timeout: 15_000 });
+    // Stopped: every alert it started has been sent (or given up) before it exits.
+    server.child.kill('SIGTERM');
+    await once(server.child, 'close');
+    const drift = receiver.alerts().filter((a) => a.podhook.kind === 'schema_drift');
+    expect(drift.map((a) => [a.podhook.change, a.podhook.event_id]).sort()).toEqual([['changed_type', sent[0]], ['new_field', sent[0]]].sort());
+    expect(drift.find((a) => a.podhook.change === 'changed_type')!.podhook.path).toMatch(/^\$\.usage\["[0-9a-f-]{36}"\]\.cpu$/);
   });
 });

@@ -89,7 +89,7 @@ describe('podhook serve as a process', () => {
 });
 
 describe('podhook deliveries', () => {
-  it('lists what `podhook serve` accepted, newest first, as JSON', async () => {
+  it('lists what `podhook serve` accepted, newest first, as JSON', { timeout: 40_000 }, async () => {
     const path = dbIn(tempDir());
     const server = await spawnServer({ DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET });
     const first = signDelivery({ t: nowS(), eventType: 'pod.created' });

@@ -111,6 +111,73 @@ describe('server limits', () => {
   });
 });
 
+/** Resolves at the first of these events (an 'error' is left to the socket's own listener). */
+function nextOf(socket: Socket, events: string[]) {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      for (const e of events) socket.off(e, done);
+      resolve();
+    };
+    for (const e of events) socket.once(e, done);
+  });
+}
+
+/**
+ * Streams a chunked body of up to `total` bytes to `path`, stopping once the server answers or
+ * hangs up: how many bytes the client got to write is a ceiling on what the server read.
+ */
+async function streamBody(port: number, path: string, total: number, headers: Record<string, string>) {
+  const conn = await open(port);
+  const lines = Object.entries({ host: 'x', 'transfer-encoding': 'chunked', ...headers }).map(([k, v]) => `${k}: ${v}`);
+  conn.socket.write(`POST ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`);
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  let written = 0;
+  while (written < total && !conn.closed() && conn.received() === '') {
+    const flowing = conn.socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
+    written += chunk.length;
+    if (!flowing) await nextOf(conn.socket, ['drain', 'close', 'data']);
+  }
+  if (written >= total && !conn.closed()) conn.socket.write('0\r\n\r\n');
+  await vi.waitFor(() => expect(conn.received(), 'answered').toMatch(/^HTTP\/1\.1 \d+ [^]*\r\n\r\n/), { timeout: 30_000 });
+  return { status: Number(/^HTTP\/1\.1 (\d+)/.exec(conn.received())![1]), written, received: conn.received() };
+}
+
+describe("the bodies of podhook's own routes", () => {
+  const ADMIN_TOKEN = 'adm_0123456789abcdef0123456789abcdef';
+
+  it('refuses a 64 MiB login form with 413 after its first few KiB, before any credential is checked', async () => {
+    const { server, log } = await serve({ ADMIN_TOKEN });
+    const total = 64 * 1024 * 1024;
+    const sent = await streamBody(server.port, '/_podhook/login', total, { host: new URL(server.url).host, 'content-type': 'application/x-www-form-urlencoded', origin: server.url });
+    expect(sent.status).toBe(413);
+    expect(sent.received).toMatch(/connection: close/i);
+    // The socket buffers on loopback hold a few MiB at most: the rest was never sent, let alone read.
+    expect(sent.written).toBeLessThan(16 * 1024 * 1024);
+    expect(log.records().filter((r) => (r.level as number) >= 50)).toEqual([]);
+    // A declared length over the login form's cap is refused before a byte of it is read.
+    const declared = await open(server.port);
+    declared.socket.write(`POST /_podhook/login HTTP/1.1\r\nhost: ${new URL(server.url).host}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 209715200\r\norigin: ${server.url}\r\n\r\n`);
+    await vi.waitFor(() => expect(declared.received()).toMatch(/^HTTP\/1\.1 413 [^]*\r\n\r\n/), { timeout: 5000 });
+  });
+
+  it('reads the admin API bodies inside MAX_INFLIGHT_BODY_BYTES: beyond it, 503, before any credential is checked', async () => {
+    const { server } = await serve({ ADMIN_TOKEN, MAX_INFLIGHT_BODY_BYTES: '1024' });
+    const held = await open(server.port);
+    held.socket.write(`POST /_podhook/api/replay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2000\r\n\r\n`);
+    await vi.waitFor(() => expect(held.received()).toMatch(/^HTTP\/1\.1 503 [^]*retry-after: \d+/i), { timeout: 5000 });
+    const api = await fetch(`${server.url}/_podhook/api/replay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'dead' }),
+    });
+    expect(api.status).toBe(200);
+    expect(await api.json()).toEqual({ replayed: 0 });
+    const big = await streamBody(server.port, '/_podhook/api/backfills', 8 * 1024 * 1024, { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' });
+    expect([413, 503]).toContain(big.status);
+    expect(big.written).toBeLessThan(8 * 1024 * 1024);
+  });
+});
+
 describe('shutdown stops taking work', () => {
   it('refuses new connections and new requests at once, answers the request being read, then stops', async () => {
     const { server, path, forget } = await serve();

@@ -3,6 +3,7 @@
 // attempt, `podhook replay` joining the same trace, nothing secret in any exported byte, and
 // nothing of the SDK loaded when the variables are unset.
 import { once } from 'node:events';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,8 @@ import { ADMIN_TOKEN } from '../helpers/remote-podhook.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { BIN, runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+import { freePort } from '../helpers/free-port.js';
+import { FLUSH_TIMEOUT_MS } from '../../src/node/tracing-sdk.js';
 
 const TRACING_REGISTRY = fileURLToPath(new URL('../fixtures/tracing-handlers.ts', import.meta.url));
 const RECORD_LOADS = fileURLToPath(new URL('../fixtures/record-module-loads.mjs', import.meta.url));
@@ -232,4 +235,41 @@ describe('OpenTelemetry traces from podhook serve', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('podhook: invalid configuration: OTEL_TRACES_SAMPLER must be one of parentbased_always_on');
   });
+
+  /** A collector on 127.0.0.1 that accepts connections and never answers, holding each one open. */
+  async function stalledCollector() {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const r = {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      connections: () => sockets.size,
+      close: () => new Promise<void>((resolve) => (sockets.forEach((s) => s.destroy()), server.close(() => resolve()))),
+    };
+    running.push(r as unknown as OtlpReceiver);
+    return r;
+  }
+
+  it.each([
+    ['never answers', async () => (await stalledCollector()).url],
+    ['refuses every connection', async () => `http://127.0.0.1:${await freePort()}`],
+  ])('stops within FLUSH_TIMEOUT_MS of SIGTERM when the collector %s, with spans still buffered', async (_name, collector) => {
+    const endpoint = await collector();
+    const dir = tempDir();
+    // The batch processor's own 5 s delay: the delivery's spans are still buffered at SIGTERM.
+    const server = await serve({ DATABASE_PATH: dbIn(dir), SVC_WEBHOOK_SECRET: TEST_SECRET, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on' });
+    expect((await post(server.url, signDelivery({ t: now() }))).status).toBe(200);
+    await vi.waitFor(() => expect(server.output()).toMatch(/"outcome":"succeeded".*"msg":"handler run"/), { timeout: 15_000, interval: 50 });
+    const started = performance.now();
+    expect(await stop(server)).toBe(0);
+    const tookMs = performance.now() - started;
+    // docs/tracing.md: at most FLUSH_TIMEOUT_MS more than the handlers' grace (none run here); the
+    // rest is a process start's worth of slack on a shared machine.
+    expect(tookMs).toBeLessThan(FLUSH_TIMEOUT_MS + 1_500);
+    expect(server.output()).toContain('tracing: the last spans could not be sent');
+  }, 40_000);
 });

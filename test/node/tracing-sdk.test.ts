@@ -2,7 +2,8 @@ import { ROOT_CONTEXT, SpanKind, TraceFlags } from '@opentelemetry/api';
 import { SamplingDecision } from '@opentelemetry/sdk-trace-node';
 import { describe, expect, it } from 'vitest';
 import { SPAN } from '../../src/core/tracing/names.js';
-import { buildSampler } from '../../src/node/tracing-sdk.js';
+import { buildSampler, diagToLogger } from '../../src/node/tracing-sdk.js';
+import { captureLogger } from '../helpers/capture-logger.js';
 
 const receipt = (sampled: boolean) => [
   { context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true } },
@@ -29,5 +30,25 @@ describe('the sampler OTEL_TRACES_SAMPLER names', () => {
     const sampler = buildSampler({ sampler: 'traceidratio', ratio: 0.5 });
     expect(sampler.shouldSample(ROOT_CONTEXT, DROPPED, SPAN.dispatch, SpanKind.CONSUMER, {}, receipt(true)).decision).toBe(SamplingDecision.NOT_RECORD);
     expect(buildSampler({ sampler: 'always_off', ratio: 1 }).shouldSample(ROOT_CONTEXT, KEPT, 'x', SpanKind.INTERNAL, {}, []).decision).toBe(SamplingDecision.NOT_RECORD);
+  });
+});
+
+describe("the SDK's own warnings and errors in the log", () => {
+  it('logs each kind at most once a minute, apart: an export error right after a warning is logged', () => {
+    const log = captureLogger();
+    let now = 1_000_000;
+    const diag = diagToLogger(log.logger, () => now);
+    diag.warn('a warning');
+    now += 1_000;
+    diag.error('export failed');
+    diag.warn('another warning');
+    diag.error('export failed again');
+    now += 60_000;
+    diag.error('still failing');
+    expect(log.records().map((r) => [r.level, r.msg])).toEqual([
+      [40, 'tracing: a warning'],
+      [50, 'tracing: export failed'],
+      [50, 'tracing: still failing'],
+    ]);
   });
 });

@@ -3,7 +3,7 @@ import { backfillJson, backfillProgress } from '../../core/backfill/progress.js'
 import { backfillPlanJson, MAX_RATE, planBackfill, startBackfill, type BackfillPlan, type BackfillRequest } from '../../core/backfill/start-backfill.js';
 import { parseConfig } from '../../core/config.js';
 import { InvalidRequestError } from '../../core/errors.js';
-import { parseTimeOrDuration } from '../../core/time-or-duration.js';
+import { isoTime, parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { openExistingStore } from '../delivery-filters.js';
@@ -115,7 +115,7 @@ function parseRequest(handler: string, values: { since?: string; until?: string;
   const when = (flag: string, text: string | undefined) => {
     if (text === undefined) return undefined;
     const at = parseTimeOrDuration(text, now);
-    if (at === null) throw new UsageError(`--${flag} must be an ISO 8601 time (2026-05-01T12:00:00Z) or a duration (90s, 15m, 2h, 7d) (got ${JSON.stringify(text)})`);
+    if (at === null) throw new UsageError(`--${flag} must be ${TIME_OR_DURATION_HINT} (got ${JSON.stringify(text)})`);
     return at;
   };
   let rate: number | undefined;
@@ -133,7 +133,8 @@ function parseRequest(handler: string, values: { since?: string; until?: string;
   };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/** A stored time as text; one no clock can show (a bad row of an older version) as `?`. */
+const iso = (ms: number) => isoTime(ms) ?? '?';
 
 function describePlan({ selection: s, counts, until, firstSeenAt }: BackfillPlan): string {
   const end =

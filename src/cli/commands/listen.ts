@@ -11,10 +11,11 @@ import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { configuredSecrets, createTracing, SPAN } from '../../core/tracing/index.js';
+import { createTracing, SPAN } from '../../core/tracing/index.js';
+import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { dispatchFeatures } from '../../runtime/dispatch-features.js';
 import { openConfiguredStore } from '../../store/node-store.js';
-import { parseTimeOrDuration } from '../../core/time-or-duration.js';
+import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -94,6 +95,7 @@ the token (401).`,
     const sdk = await startTracing(io.env, logger);
     const { store, where, close } = await openConfiguredStore(config);
     const router = createRouter(only === undefined ? all : all.filter((h) => h.name === only));
+    const redact = await storedAndConfiguredRedactor(config, store, [token]);
     const client = createExportClient({ baseUrl: from.href, token });
     const remoteTimes = new Map<string, number>();
     const line = (time: number, type: string, id: string, outcome: string) =>
@@ -106,7 +108,7 @@ the token (401).`,
       payloads,
       store,
       holdMs: config.dispatch.orderHoldMs,
-      tracing: createTracing({ secrets: [...configuredSecrets(config), token] }),
+      tracing: createTracing({ redact }),
       span: { name: SPAN.dispatch, owner },
     });
     const report: DispatchInstrument = {
@@ -127,6 +129,7 @@ the token (401).`,
       owner,
       ...dispatchTuning(config),
       payloadSchemas: payloads.schemas,
+      redact,
       gate,
       instruments: [report, ...instruments],
     });
@@ -198,7 +201,7 @@ export function parseSince(value: string | undefined, now: number): number {
   if (value === undefined) return now;
   const at = parseTimeOrDuration(value, now);
   if (at !== null) return at;
-  throw new UsageError(`--since must be an ISO 8601 time (2026-05-01T12:00:00Z) or a duration (90s, 15m, 2h, 7d) (got ${JSON.stringify(value)})`);
+  throw new UsageError(`--since must be ${TIME_OR_DURATION_HINT} (got ${JSON.stringify(value)})`);
 }
 
 /** `--types`: event types or patterns, each matching at least one known type. */

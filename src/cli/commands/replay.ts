@@ -7,7 +7,8 @@ import { parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { configuredSecrets, createTracing, SPAN } from '../../core/tracing/index.js';
+import { createTracing, SPAN } from '../../core/tracing/index.js';
+import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { dispatchFeatures } from '../../runtime/dispatch-features.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
@@ -71,6 +72,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     // With OTEL_* set, each replay is a span linked to its delivery's receipt, its handler runs inside.
     const sdk = dryRun ? null : await startTracing(io.env, logger);
     const { store, close } = await openExistingStore(config);
+    const redact = await storedAndConfiguredRedactor(config, store);
     const owner = `replay-${crypto.randomUUID()}`;
     const { gate, instruments } = dispatchFeatures({
       handlers,
@@ -78,7 +80,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       store,
       holdMs: config.dispatch.orderHoldMs,
       replay: true,
-      tracing: createTracing({ secrets: configuredSecrets(config) }),
+      tracing: createTracing({ redact }),
       span: { name: SPAN.replay, owner },
     });
     const replayer = createReplayer({
@@ -91,6 +93,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       gate,
       instruments,
       payloadSchemas: payloads.schemas,
+      redact,
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, lost: 0, missing: 0 };

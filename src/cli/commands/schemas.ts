@@ -1,5 +1,4 @@
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createReadStream, existsSync } from 'node:fs';
 import { parseConfig } from '../../core/config.js';
 import type { Delivery } from '../../core/delivery.js';
 import { EVENT_TYPES, type EventType } from '../../core/events/event-types.js';
@@ -22,6 +21,7 @@ import { readExportFile } from '../../node/read-export-file.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { openExistingStore } from '../delivery-filters.js';
 import { parseEventType } from '../event-arguments.js';
+import { checkOutputPath, readTextFile, writeFileAtomically } from '../module-file.js';
 import { createProgressBar } from '../progress-bar.js';
 import { parseSince } from './listen.js';
 
@@ -80,9 +80,11 @@ failed (no database, an unreadable file or module); 2 bad usage or configuration
     const type = values.type === undefined ? undefined : parseEventType(values.type);
     const since = values.since === undefined ? undefined : parseSince(values.since, Date.now());
     const out = values.out ?? PAYLOAD_MODULE_PATH;
+    // A device, a FIFO, a folder, a link or an empty path is refused before anything is read.
+    const at = values.json ? undefined : checkOutputPath(out);
 
     // What the module holds now: compared with (--check), or kept for the other types (--type).
-    const existing = values.check || (type !== undefined && !values.json && existsSync(out)) ? readModule(out) : undefined;
+    const existing = values.check || (type !== undefined && at === 'file') ? readModule(out) : undefined;
 
     const inference = createShapeInference();
     const skipped: Record<SkipReason, number> = { not_json: 0, not_an_object: 0, unknown_type: 0, quarantined: 0 };
@@ -117,8 +119,8 @@ failed (no database, an unreadable file or module); 2 bad usage or configuration
     }
     const shapes = existing === undefined ? learned : replaceType(existing, learned);
     const text = generatePayloadModule(shapes);
-    const unchanged = existsSync(out) && readFileSync(out, 'utf8') === text;
-    if (!unchanged) writeAtomically(out, text);
+    const unchanged = at === 'file' && moduleText(out) === text;
+    if (!unchanged) writeFileAtomically(out, text);
     const count = EVENT_TYPES.filter((t) => Object.hasOwn(shapes.types, t)).length;
     io.stdout(`${unchanged ? 'Unchanged' : 'Wrote'} ${out}: ${count} of ${EVENT_TYPES.length} event types have a learned shape.\n`);
     return EXIT.ok;
@@ -182,10 +184,21 @@ async function countLines(path: string): Promise<number> {
   return last === 0x0a ? lines : lines + 1;
 }
 
+/** The module's text, capped (MAX_MODULE_BYTES); what cannot be read is one line naming it (exit 1). */
+function moduleText(path: string): string {
+  try {
+    return readTextFile(path);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new Error(`${path}: ${(error as Error).message}`);
+  }
+}
+
 function readModule(path: string): PayloadShapes {
   if (!existsSync(path)) throw new Error(`no module at ${path}: run podhook schemas first (or give --out PATH)`);
+  const text = moduleText(path);
   try {
-    return readPayloadModule(readFileSync(path, 'utf8'));
+    return readPayloadModule(text);
   } catch (error) {
     throw new Error(`${path}: ${(error as Error).message}`);
   }
@@ -201,14 +214,6 @@ const only = (shapes: PayloadShapes, types: readonly string[]): PayloadShapes =>
 function replaceType(existing: PayloadShapes, learned: PayloadShapes): PayloadShapes {
   const types = { ...only(existing, EVENT_TYPES).types, ...learned.types };
   return { ...existing, types: Object.fromEntries(EVENT_TYPES.flatMap((t) => (Object.hasOwn(types, t) ? [[t, types[t]!]] : []))) };
-}
-
-/** Written beside, then renamed: a reader (tsc, an editor, --check) never sees half a module. */
-function writeAtomically(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
 }
 
 function summary(read: number, learned: PayloadShapes, skipped: Record<SkipReason, number>): string {

@@ -52,6 +52,8 @@ export interface SchemaDriftFacts {
   eventType: string;
   /** The JSONPath of the place (`$.pod.region`). */
   path: string;
+  /** The place in the learned shape (`$.pod` for a new field there, `$.usage.*` for a map's values): the rate limit's key, with the type and change. */
+  place: string;
   change: DifferenceKind;
 }
 
@@ -206,13 +208,16 @@ export function conflictAlert({ events }: ConflictFacts): Alert {
 
 /**
  * A delivery's payload did not fit its type's learned shape at this place: the type, the path, the
- * kind of change and the delivery; never a value from the body. Keyed by type and path, so one
- * place alerts once per interval however many deliveries show it.
+ * kind of change and the delivery; never a value from the body. Keyed by type, change and the
+ * learned shape's place, so one place alerts once per interval however many deliveries, or keys
+ * of a sender's map, show it.
  */
-export function schemaDriftAlert({ eventId, eventType, path, change }: SchemaDriftFacts): Alert {
+export function schemaDriftAlert({ eventId, eventType, path, place, change }: SchemaDriftFacts): Alert {
   return {
     kind: 'schema_drift',
-    key: `${eventType} ${path}`,
+    // Keyed by the learned shape's place, not the path: a payload whose keys are ids (a map, new
+    // fields) would otherwise raise a new alert for every key of every delivery.
+    key: `${eventType} ${change} ${place}`,
     payload: {
       text: escapeText(
         `podhook: ${eventType} payloads changed at ${path} (${change.replace('_', ' ')}), first seen in delivery ${eventId}. ` +

@@ -16,7 +16,8 @@ import { createFailingWindow, type FailingWindow } from './failing-window.js';
 import { postAlert, type AlertPost, type PostOutcome, type Sleep } from './post-alert.js';
 import { createAlertRateLimit, type AlertRateLimit } from './rate-limit.js';
 import type { Downtime } from './retry-outlook.js';
-import { scrubError } from './scrub-error.js';
+import { redactNothing, type Redact } from '../observability/redact-secrets.js';
+import { scrubError } from '../observability/scrub-error.js';
 
 /** The window `handler_failing` looks at. */
 export const FAILING_WINDOW_MINUTES = 15;
@@ -52,8 +53,8 @@ export interface AlerterOptions {
   retryDelaysMs?: readonly number[];
   /** Keeps a send alive past the current work (the Worker's `waitUntil`); by default it just runs. */
   defer?: (work: Promise<unknown>) => void;
-  /** Values never quoted in an alert (the signing secrets), should a handler's error contain one. */
-  secrets?: readonly string[];
+  /** Hides the secrets in an error an alert quotes (`createSecretRedactor`), should a handler's error contain one. */
+  redact?: Redact;
   memory?: AlertMemory;
 }
 
@@ -85,7 +86,7 @@ export function createAlerter({
   sleep = defaultSleep,
   retryDelaysMs,
   defer = () => {},
-  secrets = [],
+  redact = redactNothing,
   memory = createAlertMemory({ clock, minIntervalMs }),
 }: AlerterOptions): Alerter {
   function send(alert: Alert): Promise<void> {
@@ -116,7 +117,7 @@ export function createAlerter({
       },
       deliveryFinished(eventType, status, detail) {
         if (status !== 'dead') return;
-        const failures = detail.failures.map((f) => ({ handler: f.handler, error: scrubError(f.error, secrets) }));
+        const failures = detail.failures.map((f) => ({ handler: f.handler, error: scrubError(f.error, redact) }));
         void send(deadLetterAlert({ eventId: detail.eventId, eventType, attempts: detail.attempt, failures }));
       },
     } },
@@ -130,7 +131,7 @@ export function createAlerter({
       return events.length === 0 ? Promise.resolve() : send(conflictAlert({ events }));
     },
     deadOnArrival({ eventId, eventType, reason }) {
-      return send(deadOnArrivalAlert({ eventId, eventType, reason: scrubError(reason, secrets) }));
+      return send(deadOnArrivalAlert({ eventId, eventType, reason: scrubError(reason, redact) }));
     },
     schemaDrift(facts) {
       return send(schemaDriftAlert(facts));

@@ -1,7 +1,10 @@
+import { isoTime } from '../time-or-duration.js';
 import type { Backfill } from './backfill-store.js';
 
 /** The window the rate is measured over. */
 export const RATE_WINDOW_MS = 60_000;
+/** The shortest span a rate is shown over: two steps milliseconds apart say nothing of the pace. */
+export const MIN_RATE_SPAN_MS = 1_000;
 
 /**
  * The progress samples after a step: this one added, the ones older than the window dropped but
@@ -17,7 +20,7 @@ export interface BackfillProgress {
   /** Deliveries passed: handed to the dispatcher, or skipped as already handled. */
   done: number;
   remaining: number;
-  /** Deliveries passed per second over the last minute (null before two samples). */
+  /** Deliveries passed per second over the last minute (null over less than MIN_RATE_SPAN_MS, and once not running). */
   ratePerSecond: number | null;
   /** When it should be done at that rate (epoch ms), null when not known or not running. */
   estimatedEnd: number | null;
@@ -30,13 +33,13 @@ export function backfillProgress(b: Pick<Backfill, 'state' | 'total' | 'requeued
   const first = b.recent[0];
   const last = b.recent.at(-1);
   const span = first && last ? last[0] - first[0] : 0;
-  const ratePerSecond = first && last && span > 0 ? ((last[1] - first[1]) * 1000) / span : null;
-  const estimatedEnd =
-    b.state !== 'running' || ratePerSecond === null ? null : remaining === 0 ? now : ratePerSecond > 0 ? Math.round(now + (remaining / ratePerSecond) * 1000) : null;
+  const ratePerSecond = b.state === 'running' && first && last && span >= MIN_RATE_SPAN_MS ? ((last[1] - first[1]) * 1000) / span : null;
+  const end = ratePerSecond === null ? null : remaining === 0 ? now : ratePerSecond > 0 ? Math.round(now + (remaining / ratePerSecond) * 1000) : null;
+  // A crawl so slow its end is past any date a clock can show has no estimated end.
+  const estimatedEnd = end !== null && isoTime(end) !== null ? end : null;
   return { done, remaining, ratePerSecond, estimatedEnd };
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A backfill as the admin API and `podhook backfill --status --json` show it. */
 export function backfillJson(b: Backfill, now: number) {
@@ -46,20 +49,20 @@ export function backfillJson(b: Backfill, now: number) {
     handler: b.handler,
     state: b.state,
     event_type: b.eventType,
-    since: iso(b.since),
-    until: iso(b.until),
+    since: isoTime(b.since),
+    until: isoTime(b.until),
     rate: b.rate,
     total: b.total,
     requeued: b.requeued,
     skipped: b.skipped,
     remaining: p.remaining,
     rate_per_second: p.ratePerSecond === null ? null : Math.round(p.ratePerSecond * 10) / 10,
-    estimated_end: iso(p.estimatedEnd),
-    cursor: b.cursor ? { received_at: iso(b.cursor.receivedAt), event_id: b.cursor.eventId } : null,
+    estimated_end: isoTime(p.estimatedEnd),
+    cursor: b.cursor ? { received_at: isoTime(b.cursor.receivedAt), event_id: b.cursor.eventId } : null,
     running_on: b.state === 'running' && b.lease && b.lease.until >= now ? b.lease.owner : null,
-    created_at: iso(b.createdAt),
-    updated_at: iso(b.updatedAt),
-    finished_at: iso(b.finishedAt),
+    created_at: isoTime(b.createdAt),
+    updated_at: isoTime(b.updatedAt),
+    finished_at: isoTime(b.finishedAt),
     error: b.error,
   };
 }

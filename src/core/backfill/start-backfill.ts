@@ -2,6 +2,7 @@ import { patternMatches } from '../dispatch/router.js';
 import { InvalidRequestError } from '../errors.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
 import { EVENT_TYPES } from '../events/event-types.js';
+import { isoTime } from '../time-or-duration.js';
 import type { Backfill, BackfillCounts, BackfillSelection, BackfillStore } from './backfill-store.js';
 
 /** What `podhook backfill` and `POST /_podhook/api/backfills` ask for. */
@@ -61,11 +62,15 @@ export async function planBackfill(
   if (request.rate !== undefined && !(Number.isInteger(request.rate) && request.rate >= 1 && request.rate <= MAX_RATE)) {
     throw new InvalidRequestError(`the rate must be a whole number of deliveries per second from 1 to ${MAX_RATE}`, 'invalid_backfill');
   }
+  for (const field of ['since', 'until'] as const) {
+    const at = request[field];
+    if (at !== undefined && isoTime(at) === null) throw new InvalidRequestError(`${field}: not a time a clock can show (${String(at)})`, 'invalid_backfill');
+  }
   const seen = await firstSeen(store, def.name);
   const until = request.until ?? seen;
   const end = until ?? now;
   if (request.since !== undefined && request.since >= end) {
-    throw new InvalidRequestError(`since (${new Date(request.since).toISOString()}) must be before until (${new Date(end).toISOString()})`, 'invalid_backfill');
+    throw new InvalidRequestError(`since (${isoTime(request.since)}) must be before until (${isoTime(end)})`, 'invalid_backfill');
   }
   const selection: BackfillSelection = { handler: def.name, types, since: request.since ?? null, until: end, firstSeenAt: seen };
   return { selection, counts: await store.countBackfill(selection), firstSeenAt: seen, until };
@@ -107,13 +112,12 @@ export async function startBackfill(
 
 /** A dry run's answer, as the admin API and `podhook backfill --dry-run --json` print it. */
 export function backfillPlanJson({ selection: s, counts, until, firstSeenAt }: BackfillPlan) {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     handler: s.handler,
     types: s.types,
-    since: iso(s.since),
-    until: iso(until),
-    first_seen_at: iso(firstSeenAt),
+    since: isoTime(s.since),
+    until: isoTime(until),
+    first_seen_at: isoTime(firstSeenAt),
     matching: counts.matching,
     already_handled: counts.handled,
     would_run: counts.matching - counts.handled,

@@ -58,6 +58,8 @@ export interface DispatcherOptions {
   schedule?: (flush: () => void) => void;
   /** The schemas `podhook schemas` generated: parse each payload once per attempt for handlers without a schema of their own. */
   payloadSchemas?: PayloadSchemaMap;
+  /** Hides secrets in handlers' errors before they are logged or recorded (for the default runner; a runner given brings its own). */
+  redact?: (text: string) => string;
 }
 
 /** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
@@ -123,7 +125,8 @@ export function createDispatcher({
   concurrency = 16,
   handOffQueue = concurrency * 8,
   random = Math.random,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs }),
+  redact,
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }),
   gate = PASS_THROUGH_GATE,
   instruments = [],
   schedule,

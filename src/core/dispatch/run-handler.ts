@@ -16,6 +16,8 @@ export interface HandlerRunnerOptions {
   clock: Clock;
   /** Time limit per handler call, unless the handler sets its own. */
   handlerTimeoutMs: number;
+  /** Hides secrets in a handler's error before it is logged or recorded (`createSecretRedactor`). */
+  redact?: (text: string) => string;
 }
 
 /** Calls a handler; a synchronous throw becomes a rejection. */
@@ -32,7 +34,7 @@ function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: 
  * test kit reuse): the handler's schema first, then the call raced against its time limit with an
  * `AbortSignal`, then one `handler run` log line with its outcome and duration.
  */
-export function createHandlerRunner({ logger, clock, handlerTimeoutMs }: HandlerRunnerOptions): HandlerRunner {
+export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }: HandlerRunnerOptions): HandlerRunner {
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
@@ -42,6 +44,8 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs }: Handler
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
     const result: HandlerResult = { handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0, outcome: 'failed' };
     const report = (outcome: HandlerOutcome) => {
+      // Every error text is set before this, and every log line, ledger row and alert reads it after.
+      if (redact && result.error !== null) result.error = redact(result.error);
       result.durationMs = clock() - started;
       result.outcome = outcome;
       const line = { duration_ms: result.durationMs, outcome, ...(result.error ? { error: result.error } : {}) };

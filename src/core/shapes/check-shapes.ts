@@ -11,12 +11,24 @@ export interface ShapeDifference {
   eventType: string;
   /** The JSONPath of the place: `$`, `$.pod.status`, `$.items[*].id` (every item), `$.labels.*` (every value of a map). */
   path: string;
+  /**
+   * The same place in the committed shape's terms, which no sender's key can multiply: a map's
+   * value as `.*` (`$.usage.*.cpu` where `path` is `$.usage["3f2a…"].cpu`), and a new field as the
+   * object that gained it (`$.pod` for `$.pod.region`).
+   */
+  place: string;
   kind: DifferenceKind;
   /** For a person; starts with the kind in words: `new field: …`, `field gone: …`, `changed type: …`, `new value …`, `new type: …`. */
   message: string;
 }
 
-type Add = (kind: DifferenceKind, path: string, message: string) => void;
+/** Where a difference is: the payload's own path, and its place in the committed shape. */
+interface Where {
+  path: string;
+  place: string;
+}
+
+type Add = (kind: DifferenceKind, at: Where, message: string) => void;
 
 /**
  * Compares the shapes of new samples with committed ones and lists every difference, in type
@@ -32,11 +44,12 @@ type Add = (kind: DifferenceKind, path: string, message: string) => void;
 export function checkShapes(committed: PayloadShapes, observed: PayloadShapes): ShapeDifference[] {
   const differences: ShapeDifference[] = [];
   for (const [eventType, now] of Object.entries(observed.types)) {
-    const add: Add = (kind, path, message) => differences.push({ eventType, path, kind, message });
+    const add: Add = (kind, { path, place }, message) => differences.push({ eventType, path, place, kind, message });
+    const root = { path: '$', place: '$' };
     if (!Object.hasOwn(committed.types, eventType)) {
-      add('new_type', '$', `new type: ${now.samples} ${now.samples === 1 ? 'sample' : 'samples'}, and no shape for it in the file`);
+      add('new_type', root, `new type: ${now.samples} ${now.samples === 1 ? 'sample' : 'samples'}, and no shape for it in the file`);
     } else {
-      compare(committed.types[eventType]!.shape, now.shape, '$', add);
+      compare(committed.types[eventType]!.shape, now.shape, root, add);
     }
   }
   return differences;
@@ -49,10 +62,14 @@ export const formatDifference = (d: ShapeDifference): string => `${d.eventType} 
 const fieldPath = (path: string, key: string) => (isIdentifier(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`);
 const itemsPath = (path: string) => `${path}[*]`;
 const mapValuesPath = (path: string) => `${path}.*`;
+const field = (at: Where, key: string): Where => ({ path: fieldPath(at.path, key), place: fieldPath(at.place, key) });
+const items = (at: Where): Where => ({ path: itemsPath(at.path), place: itemsPath(at.place) });
+/** A value of a map under one of the sender's keys: its place is every value's. */
+const mapValue = (at: Where, key: string): Where => ({ path: fieldPath(at.path, key), place: mapValuesPath(at.place) });
 
 const list = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(', ');
 
-function compare(was: Shape, now: Shape, path: string, add: Add): void {
+function compare(was: Shape, now: Shape, path: Where, add: Add): void {
   const had = new Set(was.types);
   const has = (type: Shape['types'][number]) => had.has(type) && now.types.includes(type);
   if (now.types.includes('null') && !had.has('null')) add('changed_type', path, `changed type: now nullable (was ${describeShape(was)})`);
@@ -73,15 +90,15 @@ function compare(was: Shape, now: Shape, path: string, add: Add): void {
   }
   if (has('object')) compareObjects(was, now, path, add);
   if (has('array') && now.items !== undefined) {
-    if (was.items === undefined) add('changed_type', itemsPath(path), `changed type: arrays have items now (were always empty): ${describeShape(now.items)}`);
-    else compare(was.items, now.items, itemsPath(path), add);
+    if (was.items === undefined) add('changed_type', items(path), `changed type: arrays have items now (were always empty): ${describeShape(now.items)}`);
+    else compare(was.items, now.items, items(path), add);
   }
 }
 
-function compareObjects(was: Shape, now: Shape, path: string, add: Add): void {
+function compareObjects(was: Shape, now: Shape, path: Where, add: Add): void {
   if (was.map !== undefined) {
-    if (now.map !== undefined) compare(was.map, now.map, mapValuesPath(path), add);
-    else for (const [key, shape] of Object.entries(now.properties ?? {})) compare(was.map, shape, fieldPath(path, key), add);
+    if (now.map !== undefined) compare(was.map, now.map, { path: mapValuesPath(path.path), place: mapValuesPath(path.place) }, add);
+    else for (const [key, shape] of Object.entries(now.properties ?? {})) compare(was.map, shape, mapValue(path, key), add);
     return;
   }
   // Not looked into when committed (deeper than MAX_DEPTH): nothing to compare.
@@ -96,10 +113,11 @@ function compareObjects(was: Shape, now: Shape, path: string, add: Add): void {
   const required = new Set(was.required);
   const stillRequired = new Set(now.required);
   for (const key of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
-    const at = fieldPath(path, key);
+    const at = field(path, key);
     const known = Object.hasOwn(before, key);
     const seen = Object.hasOwn(after, key);
-    if (!known) add('new_field', at, `new field: ${describeShape(after[key]!)}`);
+    // A new key is the sender's to choose: its place is the object that gained it.
+    if (!known) add('new_field', { path: at.path, place: path.place }, `new field: ${describeShape(after[key]!)}`);
     else if (!seen) {
       if (required.has(key)) add('field_gone', at, 'field gone: was required, missing from every sample');
     } else {

@@ -16,12 +16,20 @@ export interface DriftDifference {
   message: string;
 }
 
+/**
+ * A difference as the check finds it: what the delivery records, and its place in the learned
+ * shape (`ShapeDifference.place`), which keys its alert: a sender's keys do not multiply alerts.
+ */
+export interface DriftFinding extends DriftDifference {
+  place: string;
+}
+
 /** The differences a delivery records at most, and the longest path kept (a sender's keys are data). */
 export const MAX_DRIFT_DIFFERENCES = 20;
 export const MAX_DRIFT_PATH = 200;
 
 /** Checks one payload against its type's learned shape: its differences, or null when it fits or its type has no shape. */
-export type DriftCheck = (eventType: string, payload: unknown) => DriftDifference[] | null;
+export type DriftCheck = (eventType: string, payload: unknown) => DriftFinding[] | null;
 
 const checks = new WeakMap<PayloadShapes, DriftCheck>();
 
@@ -41,6 +49,8 @@ export function driftCheckFor(shapes: PayloadShapes): DriftCheck {
   return check;
 }
 
+const cut = (path: string) => (path.length > MAX_DRIFT_PATH ? `${path.slice(0, MAX_DRIFT_PATH - 1)}…` : path);
+
 function createDriftCheck(shapes: PayloadShapes): DriftCheck {
   const fits = new Map<string, FitCheck>();
   return (eventType, payload) => {
@@ -56,8 +66,9 @@ function createDriftCheck(shapes: PayloadShapes): DriftCheck {
     const differences = checkShapes(committed, observed).slice(0, MAX_DRIFT_DIFFERENCES);
     return differences.length === 0
       ? null
-      : differences.map(({ path, kind, message }) => ({
-          path: path.length > MAX_DRIFT_PATH ? `${path.slice(0, MAX_DRIFT_PATH - 1)}…` : path,
+      : differences.map(({ path, place, kind, message }) => ({
+          path: cut(path),
+          place: cut(place),
           kind,
           // checkShapes names a new value and the recorded ones; the body's value stays out of the record.
           message: kind === 'new_value' ? 'new value: not one of the values recorded for it' : message,

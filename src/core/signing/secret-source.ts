@@ -7,6 +7,13 @@ export interface SecretSource {
   getSecrets(): Promise<readonly string[]>;
   /** Forces a re-read on the next call (after this process changed the stored secrets). */
   invalidate(): void;
+  /**
+   * Every secret read so far, at once (the configured ones before the first read): what error text
+   * must not quote. Each delivery's check reads the stored ones again when they may have changed,
+   * so a secret stored while the process runs is known once a delivery arrived after it. No read
+   * of its own: it is called where nothing may wait (and, on the Worker, nothing may outlive the request).
+   */
+  known(): readonly string[];
 }
 
 export interface SecretSourceOptions {
@@ -41,6 +48,8 @@ export function createSecretSource({
   now = Date.now,
 }: SecretSourceOptions): SecretSource {
   let cached: readonly string[] | null = null;
+  // Kept through invalidate(): a redaction must not forget a secret while the list is re-read.
+  let lastKnown: readonly string[] = configured;
   let loadedAt = 0;
   // One read at a time: the requests that find the list stale together share it (at the end of
   // the TTL a whole event-loop turn of requests does), rather than each reading the database.
@@ -52,6 +61,7 @@ export function createSecretSource({
     const read: Promise<readonly string[]> = loadStored()
       .then((stored) => {
         const merged = [...new Set([...configured, ...stored])];
+        lastKnown = [...new Set([...lastKnown, ...merged])];
         if (started === generation) {
           cached = merged;
           loadedAt = now();
@@ -75,5 +85,6 @@ export function createSecretSource({
       loading = null;
       generation++;
     },
+    known: () => lastKnown,
   };
 }

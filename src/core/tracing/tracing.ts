@@ -1,5 +1,5 @@
 import { ProxyTracer, trace, type TracerProvider } from '@opentelemetry/api';
-import type { Config } from '../config.js';
+import { redactNothing, type Redact } from '../observability/redact-secrets.js';
 import type { ClaimResult, NewDelivery, QuarantineResult } from '../delivery.js';
 import type { DispatchInstrument } from '../dispatch/dispatch-instrument.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
@@ -11,8 +11,8 @@ import { SPAN, TRACER_NAME } from './names.js';
 export interface TracingOptions {
   /** Where spans go: the global provider an OpenTelemetry SDK registers, unless given. */
   provider?: TracerProvider;
-  /** Values never to appear in a span: configured signing secrets and tokens, replaced in handler errors. */
-  secrets?: readonly (string | null)[];
+  /** Hides every secret in a handler's error on its span (`createSecretRedactor`: signing secrets, stored ones, tokens). */
+  redact?: Redact;
 }
 
 /** The ingest steps tracing wraps: each takes a step and gives it back in a span (or noted on one). */
@@ -39,21 +39,15 @@ export interface PodhookTracing {
   dispatch(options: { name: string; owner: string }): DispatchInstrument;
 }
 
-/** What a span must never quote: the configured signing secrets and tokens. */
-export function configuredSecrets(config: Pick<Config, 'secrets' | 'adminToken' | 'metricsToken'>): (string | null)[] {
-  return [...config.secrets, config.adminToken, config.metricsToken];
-}
-
 /**
  * podhook's tracing, or null when no OpenTelemetry SDK is registered: then the API would hand out
  * spans that record nothing, and podhook does no tracing work at all (no instrument is installed,
  * and no delivery stores a `trace_parent`). Register the SDK before wiring the receiver.
  */
-export function createTracing({ provider = trace.getTracerProvider(), secrets = [] }: TracingOptions = {}): PodhookTracing | null {
+export function createTracing({ provider = trace.getTracerProvider(), redact = redactNothing }: TracingOptions = {}): PodhookTracing | null {
   const tracer = provider.getTracer(TRACER_NAME);
   // The API's global provider is a proxy: it hands out its own ProxyTracer until an SDK is registered.
   if (tracer instanceof ProxyTracer) return null;
-  const scrubbed = secrets.filter((s): s is string => typeof s === 'string' && s !== '');
   return {
     ingest: {
       ingest: (ingest, route) => traceIngest(tracer, ingest, route),
@@ -64,7 +58,7 @@ export function createTracing({ provider = trace.getTracerProvider(), secrets = 
     dispatch: ({ name, owner }) => ({
       subscriber: attemptOutcomes,
       attempt: (run, outcomeOf) => traceAttempt(tracer, run, { name, owner, outcomeOf }),
-      handler: (run) => traceHandler(tracer, scrubbed, run),
+      handler: (run) => traceHandler(tracer, redact, run),
     }),
   };
 }

@@ -36,6 +36,8 @@ export interface ReplayerOptions {
   instruments?: readonly DispatchInstrument[];
   /** The schemas `podhook schemas` generated, applied as the dispatcher applies them. */
   payloadSchemas?: PayloadSchemaMap;
+  /** Hides secrets in handlers' errors before they are logged or recorded (for the default runner). */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -82,7 +84,8 @@ export function createReplayer({
   handlerTimeoutMs = 30_000,
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs }),
+  redact,
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }),
   gate = PASS_THROUGH_GATE,
   instruments = [],
   payloadSchemas,

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { backfillJson } from '../../core/backfill/progress.js';
 import { backfillPlanJson, planBackfill, startBackfill, type BackfillRequest } from '../../core/backfill/start-backfill.js';
-import { parseTimeOrDuration } from '../../core/time-or-duration.js';
+import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
@@ -13,6 +13,7 @@ import type { AdminEnv } from './admin-env.js';
 import {
   readRuns,
   encodeCursor,
+  sinceTime,
   MAX_DURATION_SAMPLES,
   pageOf,
   parseExportQuery,
@@ -21,10 +22,6 @@ import {
   statsAnswer,
 } from './admin-queries.js';
 
-const sinceTime = z
-  .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or time')
-  .transform((s) => Date.parse(s));
 const ReplaySchema = z.union([
   z.strictObject({ event_ids: z.array(z.guid()).min(1).max(1000), handler: z.string().optional() }),
   z
@@ -43,6 +40,18 @@ const BackfillSchema = z.union([
     dry_run: z.boolean().optional(),
   }),
 ]);
+
+/**
+ * The body as JSON, whatever its content type (`curl -d` sends a form type): a body that is not
+ * JSON is a 400 that says what to send.
+ */
+async function jsonBody(c: { req: { json(): Promise<unknown> } }, code: string): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new InvalidRequestError(`body: must be a JSON object (curl: -H 'content-type: application/json' -d '{...}')`, code);
+  }
+}
 
 /** Refuses a cookie-authenticated POST without the session's CSRF header (bearer requests need none). */
 async function refuseWithoutCsrf(ctx: AdminContext, c: Parameters<AdminContext['auth']['checkCsrf']>[0]) {
@@ -94,7 +103,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   api.post('/replay', async (c) => {
     const refused = await refuseWithoutCsrf(ctx, c);
     if (refused) return refused;
-    const parsed = ReplaySchema.safeParse(await c.req.json().catch(() => undefined));
+    const parsed = ReplaySchema.safeParse(await jsonBody(c, 'invalid_replay'));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new InvalidRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalid_replay');
@@ -118,7 +127,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
   api.post('/backfills', async (c) => {
     const refused = await refuseWithoutCsrf(ctx, c);
     if (refused) return refused;
-    const parsed = BackfillSchema.safeParse(await c.req.json().catch(() => undefined));
+    const parsed = BackfillSchema.safeParse(await jsonBody(c, 'invalid_backfill'));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new InvalidRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`, 'invalid_backfill');
@@ -133,7 +142,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
     const when = (field: string, text: string | undefined) => {
       if (text === undefined) return undefined;
       const at = parseTimeOrDuration(text, now);
-      if (at === null) throw new InvalidRequestError(`${field}: must be an ISO 8601 time or a duration back from now (90s, 15m, 2h, 7d)`, 'invalid_backfill');
+      if (at === null) throw new InvalidRequestError(`${field}: must be ${TIME_OR_DURATION_HINT}`, 'invalid_backfill');
       return at;
     };
     const request: BackfillRequest = { handler: body.handler, since: when('since', body.since), until: when('until', body.until), type: body.type, rate: body.rate };

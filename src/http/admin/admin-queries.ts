@@ -3,6 +3,7 @@ import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
 import type { DeliveryStats, DeliveryStore, HandlerAttempt, HandlerAttemptOutcome, HandlerRun, ScanDeliveriesOptions } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
 import { InvalidRequestError } from '../../core/errors.js';
+import { isoTime, parseIsoTime } from '../../core/time-or-duration.js';
 
 /**
  * A page position: the last row's received time and event id. Opaque to clients; keyset paging
@@ -15,10 +16,15 @@ export function encodeCursor(d: Pick<Delivery, 'receivedAt' | 'eventId'>): strin
 const CURSOR = /^(\d{1,15})\.([0-9a-f-]{36})$/;
 
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
-const sinceTime = z
+/** An ISO 8601 date or time that exists (2026-02-30 is refused, not rolled over to March). */
+export const sinceTime = z
   .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or time')
-  .transform((s) => Date.parse(s));
+  .transform((s, ctx) => {
+    const at = parseIsoTime(s);
+    if (at !== null) return at;
+    ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date or time that exists' });
+    return z.NEVER;
+  });
 const whole = (min: number, max: number) =>
   z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
 
@@ -70,8 +76,6 @@ export async function pageOf(store: DeliveryStore, options: ScanDeliveriesOption
   return { rows, next: more ? encodeCursor(rows.at(-1)!) : null };
 }
 
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-
 /** One entry of a delivery's `runs`, as the admin API answers it and the inspector shows it. */
 export interface RunEntry {
   handler: string;
@@ -108,20 +112,20 @@ export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], le
       outcome: 'succeeded',
       error: null,
       duration_ms: d.durationMs ?? null,
-      at: iso(d.processedAt),
+      at: isoTime(d.processedAt),
       replica: d.ranBy || null,
     }));
   }
   const inHistory = new Set(history.map((r) => r.handler));
   const ledgerOnly = ledger
     .filter((r) => r.status !== 'queued' && !inHistory.has(r.handler))
-    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: iso(r.at), replica: null }));
+    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: isoTime(r.at), replica: null }));
   const queued = ledger
     .filter((r) => r.status === 'queued')
-    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: iso(r.at), replica: null }));
+    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: isoTime(r.at), replica: null }));
   return [
     ...ledgerOnly,
-    ...history.map((r): RunEntry => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: iso(r.at), replica: r.ranBy || null })),
+    ...history.map((r): RunEntry => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: isoTime(r.at), replica: r.ranBy || null })),
     ...queued,
   ];
 }
@@ -168,15 +172,15 @@ export function statsAnswer(stats: DeliveryStats, router: Router, { now, hours, 
     else for (const h of router.handlersFor(s.eventType)) entry(h.name).durations.push(s.durationMs);
   }
   return {
-    since: iso(now - hours * HOUR_MS)!,
+    since: isoTime(now - hours * HOUR_MS)!,
     hours,
-    deliveries_per_hour: [...perHour].map(([hour, counts]) => ({ hour: iso(hour)!, ...counts })),
+    deliveries_per_hour: [...perHour].map(([hour, counts]) => ({ hour: isoTime(hour)!, ...counts })),
     handlers: [...handlers].map(([handler, e]) => {
       const sorted = e.durations.sort((a, b) => a - b);
       return { handler, runs: e.runs, failures: e.failures, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
     }),
     dead_letters: stats.dead,
-    last_downtime: downtime && { from: iso(downtime.from)!, until: iso(downtime.until)!, minutes: Math.round((downtime.until - downtime.from) / 60_000) },
+    last_downtime: downtime && { from: isoTime(downtime.from)!, until: isoTime(downtime.until)!, minutes: Math.round((downtime.until - downtime.from) / 60_000) },
   };
 }
 

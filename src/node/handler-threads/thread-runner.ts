@@ -40,6 +40,11 @@ export interface ThreadRunnerOptions {
   /** Each handler's own time limit, by name (the receiver's copy of the registry). */
   timeoutOf?: (handler: string) => number | undefined;
   observer?: ThreadPoolObserver;
+  /**
+   * Hides secrets in what comes back from a thread: each result's error, and the text fields of
+   * the log lines of its runner and handlers (the thread never sees the stored secrets).
+   */
+  redact?: (text: string) => string;
 }
 
 export interface ThreadRunner extends HandlerRunner {
@@ -111,7 +116,15 @@ const { workerData } = require('node:worker_threads');
  * call they came from, or are logged and counted; they never stop the receiver.
  */
 export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
-  const { logger, clock, threads: size, heapMb, observer = {}, stuckAfterMs = 1_000 } = options;
+  const { logger, clock, threads: size, heapMb, observer = {}, stuckAfterMs = 1_000, redact = (text: string) => text } = options;
+  /** A log line's top-level text fields, redacted (an error's message among them). */
+  const redactFields = (fields: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(fields)) {
+      if (typeof v === 'string') fields[k] = redact(v);
+      else if (v && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string') fields[k] = { ...v, message: redact((v as { message: string }).message) };
+    }
+    return fields;
+  };
   const data = threadData(options);
   const pool: Thread[] = [];
   let seq = 0;
@@ -130,9 +143,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
         case 'fatal':
           return unloadable(thread, m.error, loaded);
         case 'done':
-          return settle(thread.pending.get(m.id), { ...m.result, interrupted: false });
+          return settle(thread.pending.get(m.id), { ...m.result, error: m.result.error === null ? null : redact(m.result.error), interrupted: false });
         case 'log':
-          return logger[m.level](m.fields, m.msg);
+          return logger[m.level](redactFields(m.fields), m.msg === undefined ? undefined : redact(m.msg));
         case 'stray':
           return onStray(thread, m);
       }
@@ -205,7 +218,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
 
   function onStray(thread: Thread, m: Extract<FromThread, { t: 'stray' }>) {
     observer.stray?.(m.kind, m.handler);
-    const fields = { handler: m.handler ?? null, kind: m.kind, err: m.error, run_failed: m.running };
+    const fields = { handler: m.handler ?? null, kind: m.kind, err: redact(m.error), run_failed: m.running };
     if (m.handler !== undefined) {
       logger.warn(fields, m.running ? 'handler left an error behind: its run failed' : 'handler left an error behind after its run');
       return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { conflictAlert, deadLetterAlert, deadOnArrivalAlert, downtimeAlert, formatDuration, handlerFailingAlert, schemaDriftAlert } from '../../../src/core/alerts/alert-message.js';
-import { scrubError } from '../../../src/core/alerts/scrub-error.js';
+import { createSecretRedactor } from '../../../src/core/observability/redact-secrets.js';
+import { scrubError } from '../../../src/core/observability/scrub-error.js';
 
 const MIN = 60_000;
 const T = Date.UTC(2026, 10, 25, 1, 0);
@@ -82,10 +83,10 @@ describe('alert messages', () => {
     expect(c.payload.podhook).toEqual({ kind: 'conflict', count: 5, events: events.map((e) => ({ event_id: e.eventId, event_type: e.eventType })) });
   });
 
-  it('schema drift: type, path, kind and event id, keyed by type and path; the way back in the text', () => {
-    const a = schemaDriftAlert({ eventId: 'e1', eventType: 'pod.created', path: '$["<b>"]', change: 'new_field' });
+  it('schema drift: type, path, kind and event id, keyed by type, kind and the learned place; the way back in the text', () => {
+    const a = schemaDriftAlert({ eventId: 'e1', eventType: 'pod.created', path: '$["<b>"]', place: '$', change: 'new_field' });
     expect(a.kind).toBe('schema_drift');
-    expect(a.key).toBe('pod.created $["<b>"]');
+    expect(a.key).toBe('pod.created new_field $');
     expect(a.payload.podhook).toEqual({ kind: 'schema_drift', event_type: 'pod.created', path: '$["<b>"]', change: 'new_field', event_id: 'e1' });
     expect(a.payload.text).toMatch(/^podhook: pod\.created payloads changed at \$\["&lt;b&gt;"\] \(new field\), first seen in delivery e1\./);
     expect(a.payload.text).toContain('`podhook replay --status dead --type pod.created`');
@@ -98,7 +99,10 @@ describe('alert messages', () => {
 
 describe('scrubError', () => {
   it('keeps one line, drops secrets and the body quote of a JSON parse error, and caps the length', () => {
-    expect(scrubError('Error: bad\n  token whsec_live_123456789 used', ['whsec_live_123456789'])).toBe('Error: bad token [redacted] used');
+    expect(scrubError('Error: bad\n  token whsec_live_123456789 used', createSecretRedactor(() => ['whsec_live_123456789']))).toBe('Error: bad token [redacted] used');
+    // Redacted before it is cut: a secret across the 300th character is not left half-quoted.
+    const across = scrubError(`${'x'.repeat(295)}whsec_live_123456789`, createSecretRedactor(() => ['whsec_live_123456789']));
+    expect(across).toBe(`${'x'.repeat(295)}[redacted]`.slice(0, 299) + '…');
     expect(scrubError(`invalid_json: Unexpected token 'p', "password=hunter2" is not valid JSON`)).toBe('invalid_json: the stored body is not valid JSON');
     const long = scrubError('x'.repeat(1000));
     expect(long).toHaveLength(300);

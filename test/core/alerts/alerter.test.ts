@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { createSecretRedactor } from '../../../src/core/observability/redact-secrets.js';
 import { createAlerter, type AlerterOptions } from '../../../src/core/alerts/alerter.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
 
@@ -20,7 +21,7 @@ function setup(overrides: Partial<AlerterOptions> = {}) {
     minIntervalMs: 10 * MIN,
     sleep: async () => {},
     defer: (work) => void pending.push(work),
-    secrets: [SECRET],
+    redact: createSecretRedactor(() => [SECRET]),
     ...overrides,
   });
   return {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backfillBudget, LIVE_QUIET_MS, LIVE_STEP_EVERY_MS, STEP_EVERY_MS, takeFromRate, type RateBucket } from '../../../src/core/backfill/pacing.js';
-import { backfillProgress, nextRecent } from '../../../src/core/backfill/progress.js';
+import { backfillProgress, MIN_RATE_SPAN_MS, nextRecent } from '../../../src/core/backfill/progress.js';
 import type { DispatchLoad } from '../../../src/core/dispatch/dispatcher.js';
 
 const idle = (concurrency: number): DispatchLoad => ({ concurrency, running: 0, waiting: 0, reserved: 0, backlog: false, lastHandOffAt: null, leases: 0 });
@@ -79,5 +79,22 @@ describe('backfill progress', () => {
     expect(sparse).toEqual([[0, 0], [120_000, 25]]);
     expect(backfillProgress({ state: 'done', total: 25, requeued: 25, skipped: 0, recent: sparse }, 130_000)).toMatchObject({ remaining: 0, estimatedEnd: null });
     expect(backfillProgress({ state: 'running', total: 10, requeued: 0, skipped: 0, recent: [] }, 1)).toEqual({ done: 0, remaining: 10, ratePerSecond: null, estimatedEnd: null });
+  });
+
+  it('shows a rate only over a meaningful interval, and none once the backfill stopped', () => {
+    // Two samples 3 ms apart at the start: 1 delivery in 3 ms is no rate of 333/s.
+    const burst = nextRecent(nextRecent([], 1_000, 0), 1_003, 1);
+    expect(backfillProgress({ state: 'running', total: 100, requeued: 1, skipped: 0, recent: burst }, 1_003)).toEqual({ done: 1, remaining: 99, ratePerSecond: null, estimatedEnd: null });
+    // Over MIN_RATE_SPAN_MS it is measured.
+    const second = nextRecent(burst, 1_000 + MIN_RATE_SPAN_MS, 2);
+    expect(backfillProgress({ state: 'running', total: 100, requeued: 2, skipped: 0, recent: second }, 1_000 + MIN_RATE_SPAN_MS).ratePerSecond).toBeCloseTo(2_000 / MIN_RATE_SPAN_MS);
+    // A backfill that failed, finished or was cancelled runs at no rate, whatever its last samples said.
+    const recent = nextRecent(nextRecent([], 0, 0), 10_000, 100);
+    for (const state of ['failed', 'done', 'cancelled'] as const) {
+      expect(backfillProgress({ state, total: 200, requeued: 100, skipped: 0, recent }, 20_000)).toEqual({ done: 100, remaining: 0, ratePerSecond: null, estimatedEnd: null });
+    }
+    // A rate too slow for an end a clock can show has no estimated end (it never throws).
+    const crawl: [number, number][] = [[0, 0], [1e9, 1]];
+    expect(backfillProgress({ state: 'running', total: 1e9, requeued: 1, skipped: 0, recent: crawl }, 1e9).estimatedEnd).toBeNull();
   });
 });

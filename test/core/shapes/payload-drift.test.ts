@@ -19,9 +19,9 @@ describe('driftCheckFor', () => {
     const payload = { ...fittingPayload(2), pod: { ...fittingPayload(2).pod, status: 'paused-secret-value', tier: 7 }, extra: null };
     const differences = check('pod.created', payload);
     expect(differences).toEqual([
-      { path: '$.extra', kind: 'new_field', message: 'new field: null' },
-      { path: '$.pod.status', kind: 'new_value', message: 'new value: not one of the values recorded for it' },
-      { path: '$.pod.tier', kind: 'changed_type', message: 'changed type: now also integer (was string)' },
+      { path: '$.extra', place: '$', kind: 'new_field', message: 'new field: null' },
+      { path: '$.pod.status', place: '$.pod.status', kind: 'new_value', message: 'new value: not one of the values recorded for it' },
+      { path: '$.pod.tier', place: '$.pod.tier', kind: 'changed_type', message: 'changed type: now also integer (was string)' },
     ]);
     expect(JSON.stringify(differences)).not.toContain('paused-secret-value');
   });
@@ -33,6 +33,15 @@ describe('driftCheckFor', () => {
     const [d] = check('pod.created', { ...fittingPayload(4), [long]: 1 })!;
     expect(d!.path).toHaveLength(MAX_DRIFT_PATH);
     expect(d!.path.endsWith('…')).toBe(true);
+  });
+
+  it("places a difference in the learned shape's terms: a map's values as .*, a new field at the object that gained it", () => {
+    const samples = Array.from({ length: 240 }, (_, i) => ({ eventType: 'pod.created', payload: { usage: { [`id-${i}`]: { cpu: i } }, pod: { id: `p${i}` } }, receivedAt: i }));
+    const mapped = driftCheckFor(inferShapes(samples));
+    expect(mapped('pod.created', { usage: { 'id-new': { cpu: 'high' } }, pod: { id: 'p', 'id-x': 1 } })).toEqual([
+      { path: '$.pod["id-x"]', place: '$.pod', kind: 'new_field', message: 'new field: integer' },
+      { path: '$.usage["id-new"].cpu', place: '$.usage.*.cpu', kind: 'changed_type', message: 'changed type: now also string (was integer)' },
+    ]);
   });
 
   it('does not look below the depth the inference looks into', () => {

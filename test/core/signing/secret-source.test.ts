@@ -95,4 +95,25 @@ describe('createSecretSource', () => {
     source.invalidate();
     expect(await source.getSecrets()).toEqual(['whsec_x', 'whsec_y']);
   });
+
+  it('knows the secrets at once for redaction: configured first, stored ones once read, none forgotten on invalidate', async () => {
+    const db = storedSecrets(['stored-secret-1']);
+    let changed = false;
+    const source = createSecretSource({ configured: ['env-secret-1'], loadStored: db.loadStored, maybeChanged: () => changed });
+    // Before any read: the configured ones; known() reads nothing itself.
+    expect(source.known()).toEqual(['env-secret-1']);
+    expect(db.reads()).toBe(0);
+    await source.getSecrets();
+    expect(source.known()).toEqual(['env-secret-1', 'stored-secret-1']);
+    // Another process stores one: the next delivery's check reads it, and from then on it is known.
+    db.set(['stored-secret-1', 'stored-secret-2']);
+    changed = true;
+    await source.getSecrets();
+    changed = false;
+    expect(source.known()).toEqual(['env-secret-1', 'stored-secret-1', 'stored-secret-2']);
+    // This process removes one: until the list is read again nothing is forgotten.
+    source.invalidate();
+    db.set(['stored-secret-2']);
+    expect(source.known()).toContain('stored-secret-1');
+  });
 });

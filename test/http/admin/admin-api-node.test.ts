@@ -234,6 +234,31 @@ describe('admin API (Node)', () => {
     }
   });
 
+  it('refuses times that overflow or do not exist with 400 naming the field, storing nothing; a bad stored row never takes the listing down', async () => {
+    const post = (body: unknown) => api('/backfills', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    for (const [field, text] of [['since', '9999999999999d'], ['since', '2026-02-30'], ['until', '99999999999h'], ['until', '2025-04-31T10:00:00Z']] as const) {
+      for (const dry_run of [false, true]) {
+        const bad = await post({ handler: 'recordBackups', [field]: text, dry_run });
+        expect(bad.status, `${field} ${text}`).toBe(400);
+        expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(new RegExp(`^${field}: must be an ISO 8601 date or time that exists`));
+      }
+    }
+    const replay = await api('/replay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'dead', since: '2026-02-30' }) });
+    expect(replay.status).toBe(400);
+    expect((await api('/deliveries?since=2026-02-30')).status).toBe(400);
+    expect(await server.runtime.store.listBackfills()).toEqual([]);
+
+    // A row an older version stored with a start no date has.
+    await server.runtime.store.createBackfill({ id: '00000000-0000-4000-8000-0000000000b1', handler: 'recordBackups', since: -864e18, until: null, eventType: null, rate: null, total: 0, createdAt: Date.now() });
+    const listed = await api('/backfills');
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { backfills: { id: string; since: string | null }[] }).backfills).toEqual([expect.objectContaining({ id: '00000000-0000-4000-8000-0000000000b1', since: null })]);
+    const page = await fetch(`${server.url}/_podhook/backfills`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('00000000-0000-4000-8000-0000000000b1');
+    expect(log.records().filter((r) => (r.level as number) >= 50)).toEqual([]);
+  });
+
   it('answers stats: deliveries per hour by outcome, runs and failures per handler, p50/p99, dead letters', async () => {
     failHandler('recordBackups');
     const dead = await deliver('pod.backup.failed');
@@ -291,6 +316,26 @@ describe('admin refusals (Node)', () => {
     // Each refusal waited, twice as long as the one before within the minute, up to the cap.
     expect(delays.slice(0, 4)).toEqual([100, 200, 400, 800]);
     expect(Math.max(...delays)).toBe(800);
+  });
+
+  it('answers a bearer request sent as curl -d sends it (a form content type, no Origin), not as a cross-site form', async () => {
+    const d = await deliver();
+    // Replayed once dispatched (a delivery still being dispatched is not handed back twice).
+    await vi.waitFor(async () => expect(await statusOf(d.eventId)).toBe('processed'), { timeout: 5000 });
+    const curl = (path: string, body: string, headers: Record<string, string> = {}) =>
+      api(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const replay = await curl('/replay', JSON.stringify({ event_ids: [d.eventId] }));
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toEqual({ replayed: 1 });
+    const backfill = await curl('/backfills', JSON.stringify({ handler: 'recordAll', dry_run: true }));
+    expect(backfill.status).toBe(200);
+    expect(await backfill.json()).toMatchObject({ dry_run: true });
+    // Not JSON at all: a 400 that says what to send, not a 403.
+    const form = await curl('/replay', 'status=dead');
+    expect(form.status).toBe(400);
+    expect(((await form.json()) as { error: { message: string } }).error.message).toMatch(/JSON/);
+    // Without a valid token the header buys nothing: 401, and nothing is replayed.
+    expect((await api('/replay', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ status: 'dead' }) }, 'x'.repeat(40))).status).toBe(401);
   });
 
   it('logs in with a form: an HttpOnly, SameSite=Strict cookie that is not the token; POSTs need the CSRF field', async () => {

@@ -1,0 +1,14 @@
+import type { Config } from '../core/config.js';
+import type { DeliveryStore } from '../core/delivery-store.js';
+import { configuredSecrets, createSecretRedactor, type Redact } from '../core/observability/redact-secrets.js';
+
+/**
+ * The redactor of a command that runs handlers (`replay`, `listen`): the configured secrets and
+ * tokens, the signing secrets stored in the database (read once: the command is short-lived),
+ * and the command's own (`listen`'s remote token).
+ */
+export async function storedAndConfiguredRedactor(config: Config, store: Pick<DeliveryStore, 'listSecrets'>, own: readonly string[] = []): Promise<Redact> {
+  const stored = (await store.listSecrets()).map((s) => s.secret);
+  const secrets = [...configuredSecrets(config), ...stored, ...own];
+  return createSecretRedactor(() => secrets);
+}
