@@ -1,6 +1,8 @@
+import type { ApiKeyStore } from './api-key-store.js';
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
 import type { BackfillStore } from './backfill/backfill-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult } from './delivery.js';
+import type { RateBucketStore } from './limits/rate-bucket-store.js';
 import type { DriftDifference } from './shapes/payload-drift.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 
@@ -151,7 +153,7 @@ export interface QueueStats {
  * The store contract, shared by every backend (better-sqlite3 on Node, D1 on the edge) and
  * checked by one contract suite. All methods are async so one interface fits both drivers.
  */
-export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, BackfillStore {
+export interface DeliveryStore extends HeartbeatStore, ListenCursorStore, BackfillStore, RateBucketStore, ApiKeyStore {
   /**
    * Claims each delivery atomically, all in one transaction (one commit, one sync):
    * a new event id is inserted; a stored id with the same type counts one more delivery;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryStore, ImportedDelivery, NewDelivery } from '../../src/core/delivery-store.js';
 import { describeBackfillContract } from './backfill-contract.js';
 import { describeOrderContract } from './order-contract.js';
+import { describeRateBucketContract } from './rate-bucket-contract.js';
 
 export interface StoreUnderTest {
   store: DeliveryStore;
@@ -543,6 +544,7 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
   describeAdminStoreContract(name, open);
   describeOrderContract(name, open, newDelivery);
   describeBackfillContract(name, open, newDelivery);
+  describeRateBucketContract(name, open);
 }
 
 /** Runs a test body on a freshly opened store, closing it afterwards. */
