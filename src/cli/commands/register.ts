@@ -3,6 +3,7 @@ import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from 
 import { dirname, resolve } from 'node:path';
 import { validateCreateWebhookBody } from '../../service-api/create-webhook-body.js';
 import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
+import { baseUrlProblem } from '../../core/pods/base-url.js';
 import { createServiceClient } from '../../service-api/service-client.js';
 import { ServiceError } from '../../service-api/service-error.js';
 import { API_KEY_HOME, type CreatedWebhook } from '../../service-api/webhook.js';
@@ -200,18 +201,9 @@ function checkBaseUrl(value: string | undefined): string {
   if (!value?.trim()) {
     throw new UsageError('SVC_BASE_URL is not set: the compute host, e.g. SVC_BASE_URL=https://compute.example.com');
   }
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new UsageError(`SVC_BASE_URL is not a URL (got ${JSON.stringify(value)})`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  // The API key travels in a header: never in clear text beyond this machine.
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new UsageError(`SVC_BASE_URL must be https:// (http only for a local emulator on 127.0.0.1 or localhost; got ${url.protocol}//${url.host})`);
-  }
-  return url.href;
+  const problem = baseUrlProblem(value);
+  if (problem) throw new UsageError(`SVC_BASE_URL ${problem}`);
+  return new URL(value.trim()).href;
 }
 
 function checkSecretFilePath(path: string): void {
