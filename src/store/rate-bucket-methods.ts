@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { RateBucketKey, RateBucketSize, RateBucketStore, RateTake } from '../core/limits/rate-bucket-store.js';
 import type { StoreBackend } from './store-backend.js';
 
@@ -16,7 +16,8 @@ const MAX_TRIES = 32;
  * waits for the first's row lock, then re-checks its WHERE against the row as committed, finds
  * `taken_at` moved and updates nothing, and this loop tries the next earliest token. Either way a
  * token's successive uses are at least one window apart, which is what keeps every window within
- * the capacity.
+ * the capacity. Settling a token after its call was answered moves its time on to the answer, so
+ * the spacing holds where the service counts, too.
  */
 export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBackend): RateBucketStore {
   const ofBucket = ({ account, bucket }: RateBucketKey, capacity: number) =>
@@ -30,8 +31,8 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
     }
   }
 
-  /** One token, when free within `maxWaitMs`: the time it is reserved for, or null. */
-  async function takeEarliest(key: RateBucketKey, { capacity, windowMs }: RateBucketSize, now: number, latest: number): Promise<number | null> {
+  /** One token, when free within `maxWaitMs`: its number and the time it is reserved for, or null. */
+  async function takeEarliest(key: RateBucketKey, { capacity, windowMs }: RateBucketSize, now: number, latest: number): Promise<{ token: number; at: number } | null> {
     const rows = await db
       .update(t)
       .set({ takenAt: sql`case when ${t.takenAt} + ${windowMs} > ${now} then ${t.takenAt} + ${windowMs} else ${now} end` })
@@ -42,8 +43,8 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
           sql`(${t.token}, ${t.takenAt}) = (select r.token, r.taken_at from rate_tokens r where r.account = ${key.account} and r.bucket = ${key.bucket} and r.token < ${capacity} order by r.taken_at, r.token limit 1)`,
         ),
       )
-      .returning({ takenAt: t.takenAt });
-    return rows.length > 0 ? Number(rows[0]!.takenAt) : null;
+      .returning({ token: t.token, takenAt: t.takenAt });
+    return rows.length > 0 ? { token: Number(rows[0]!.token), at: Number(rows[0]!.takenAt) } : null;
   }
 
   async function bucketState(key: RateBucketKey, capacity: number): Promise<{ tokens: number; earliest: number | null }> {
@@ -62,11 +63,12 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
       const size = { capacity, windowMs };
       const latest = Math.floor(now) + Math.max(0, Math.floor(maxWaitMs));
       let waitMs = 0;
-      for (let taken = 0, tries = 0; taken < count; ) {
-        const at = await takeEarliest(key, size, Math.floor(now), latest);
-        if (at !== null) {
-          waitMs = Math.max(waitMs, at - Math.floor(now));
-          taken++;
+      const tokens: number[] = [];
+      for (let tries = 0; tokens.length < count; ) {
+        const taken = await takeEarliest(key, size, Math.floor(now), latest);
+        if (taken !== null) {
+          waitMs = Math.max(waitMs, taken.at - Math.floor(now));
+          tokens.push(taken.token);
           continue;
         }
         const state = await bucketState(key, capacity);
@@ -78,7 +80,16 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
         // Not free within the wait, or taken from under us too often: nothing more is taken.
         if (freeIn + Math.floor(now) > latest || ++tries >= MAX_TRIES) return { granted: false, waitMs: Math.max(freeIn, 1) };
       }
-      return { granted: true, waitMs };
+      return { granted: true, waitMs, tokens };
+    },
+
+    async settleRateTokens({ account, bucket, tokens, at }) {
+      if (tokens.length === 0) return;
+      const when = Math.floor(at);
+      await db
+        .update(t)
+        .set({ takenAt: sql`case when ${t.takenAt} < ${when} then ${when} else ${t.takenAt} end` })
+        .where(and(eq(t.account, account), eq(t.bucket, bucket), inArray(t.token, [...tokens])));
     },
 
     async emptyRateBucket({ account, bucket, capacity, windowMs, until }) {

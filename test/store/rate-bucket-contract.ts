@@ -26,16 +26,16 @@ export function describeRateBucketContract(name: string, open: () => Promise<Sto
       'grants the capacity at once, then answers how long until the earliest token is back; a wait that fits reserves it',
       withStore(async (store) => {
         const b = { ...fresh(), capacity: 3, windowMs: 1_000 };
-        for (let i = 0; i < 3; i++) expect(await store.takeRateTokens({ ...b, now: T0 + i, maxWaitMs: 0 })).toEqual({ granted: true, waitMs: 0 });
+        for (let i = 0; i < 3; i++) expect(await store.takeRateTokens({ ...b, now: T0 + i, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
         // The first token was taken at T0: it is back at T0 + 1000.
         expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 600 });
         expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 599 })).toEqual({ granted: false, waitMs: 600 });
         // Reserved for T0 + 1000; the next one is the token taken at T0 + 1.
-        expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 600 })).toEqual({ granted: true, waitMs: 600 });
-        expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 10_000 })).toEqual({ granted: true, waitMs: 601 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 600 })).toMatchObject({ granted: true, waitMs: 600 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 10_000 })).toMatchObject({ granted: true, waitMs: 601 });
         expect(await store.takeRateTokens({ ...b, now: T0 + 400, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 602 });
         // Once the window has passed, every token is free again.
-        expect(await store.takeRateTokens({ ...b, now: T0 + 5_000, count: 3, maxWaitMs: 0 })).toEqual({ granted: true, waitMs: 0 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 5_000, count: 3, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
         await expect(store.takeRateTokens({ ...b, now: T0, count: 4, maxWaitMs: 0 })).rejects.toThrow(/count must be a whole number from 1 to the capacity \(3\)/);
       }),
     );
@@ -63,16 +63,33 @@ export function describeRateBucketContract(name: string, open: () => Promise<Sto
       'empties a bucket until a time: nothing before it, then one token at a time at the bucket’s pace',
       withStore(async (store) => {
         const b = { ...fresh(), capacity: 4, windowMs: 2_000 };
-        expect(await store.takeRateTokens({ ...b, now: T0, maxWaitMs: 0 })).toEqual({ granted: true, waitMs: 0 });
+        expect(await store.takeRateTokens({ ...b, now: T0, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
         await store.emptyRateBucket({ ...b, until: T0 + 10_000 });
         expect(await store.takeRateTokens({ ...b, now: T0 + 1, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 9_999 });
         expect(await store.takeRateTokens({ ...b, now: T0 + 9_999, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 1 });
-        expect(await store.takeRateTokens({ ...b, now: T0 + 10_000, maxWaitMs: 0 })).toEqual({ granted: true, waitMs: 0 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 10_000, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
         expect(await store.takeRateTokens({ ...b, now: T0 + 10_000, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 500 });
-        expect(await store.takeRateTokens({ ...b, now: T0 + 10_000, count: 3, maxWaitMs: 1_500 })).toEqual({ granted: true, waitMs: 1_500 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 10_000, count: 3, maxWaitMs: 1_500 })).toMatchObject({ granted: true, waitMs: 1_500 });
         // Emptying until an earlier time changes nothing already held longer.
         await store.emptyRateBucket({ ...b, until: T0 });
         expect(await store.takeRateTokens({ ...b, now: T0 + 10_000, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 2_000 });
+      }),
+    );
+
+    it(
+      'names the tokens it grants, and settling them holds each one window after the answer, never less',
+      withStore(async (store) => {
+        const b = { ...fresh(), capacity: 3, windowMs: 1_000 };
+        const taken = await store.takeRateTokens({ ...b, now: T0, count: 3, maxWaitMs: 0 });
+        expect(taken.granted && [...taken.tokens].sort()).toEqual([0, 1, 2]);
+        const [first, second] = (taken as { tokens: number[] }).tokens;
+        // The call on the first token was answered 400 ms later.
+        await store.settleRateTokens({ ...b, tokens: [first!], at: T0 + 400 });
+        // Settling with an earlier time changes nothing.
+        await store.settleRateTokens({ ...b, tokens: [second!], at: T0 - 5_000 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 1_000, count: 2, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 1_000, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 400 });
+        await store.settleRateTokens({ ...b, tokens: [], at: T0 + 9_000 });
       }),
     );
 
@@ -87,7 +104,7 @@ export function describeRateBucketContract(name: string, open: () => Promise<Sto
         expect(await store.takeRateTokens({ ...reads, now: T0, count: 2, maxWaitMs: 0 })).toMatchObject({ granted: true });
         expect(await store.takeRateTokens({ ...other, now: T0, count: 2, maxWaitMs: 0 })).toMatchObject({ granted: true });
         // Raised to 3: one more token now; lowered to 1: the tokens past it are not used.
-        expect(await store.takeRateTokens({ ...writes, capacity: 3, now: T0, maxWaitMs: 0 })).toEqual({ granted: true, waitMs: 0 });
+        expect(await store.takeRateTokens({ ...writes, capacity: 3, now: T0, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
         expect(await store.takeRateTokens({ ...writes, capacity: 3, now: T0, maxWaitMs: 0 })).toMatchObject({ granted: false });
         expect(await store.takeRateTokens({ ...writes, capacity: 1, now: T0 + 30_000, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 30_000 });
       }),

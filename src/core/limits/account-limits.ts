@@ -26,6 +26,18 @@ export interface AcquireOptions {
   operation?: string;
 }
 
+/** A token granted for one call. */
+export interface RateGrant {
+  /** How long the call waited for it (ms). */
+  waitedMs: number;
+  /**
+   * Records that the call was answered (or failed) now: the token comes back one window after
+   * this rather than after the time it was granted for. Never rejects (a failed write only leaves
+   * the token on its granted time).
+   */
+  settle(): Promise<void>;
+}
+
 /** The account's limits, kept together in the store: what the pod client asks before each request. */
 export interface AccountLimits {
   /** The bucket sizes in force. */
@@ -33,9 +45,10 @@ export interface AccountLimits {
   /**
    * Takes one token of `bucket`: at once, or after waiting for it when it is free within
    * `maxWaitMs` (the token is reserved meanwhile, so no other process takes it). Resolves with the
-   * time waited (ms). Otherwise takes nothing and throws `PodsRateLimited` with `retryAt`.
+   * grant, to be settled once the call is answered. Otherwise takes nothing and throws
+   * `PodsRateLimited` with `retryAt`.
    */
-  acquire(bucket: BucketName, options?: AcquireOptions): Promise<number>;
+  acquire(bucket: BucketName, options?: AcquireOptions): Promise<RateGrant>;
   /**
    * The service answered `429 rate_limited`: empties `bucket` in the store until
    * `retryAfterSeconds` from now, so every process and replica holds back until then. The caller
@@ -66,7 +79,8 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  *
  * @example
  * const limits = createAccountLimits({ store });
- * await limits.acquire('writes', { maxWaitMs: 5_000 }); // waits up to 5 s, or throws PodsRateLimited
+ * const grant = await limits.acquire('writes', { maxWaitMs: 5_000 }); // waits up to 5 s, or throws PodsRateLimited
+ * try { await send(); } finally { await grant.settle(); }
  */
 export function createAccountLimits({ store, clock = systemClock, limits = {}, sleep = abortableSleep, account = DEFAULT_ACCOUNT }: AccountLimitsOptions): AccountLimits {
   const sizes = { ...DEFAULT_BUCKET_SIZES, ...limits };
@@ -78,7 +92,11 @@ export function createAccountLimits({ store, clock = systemClock, limits = {}, s
       const take = await store.takeRateTokens({ account, bucket, ...sizes[bucket], now, maxWaitMs: Math.max(0, maxWaitMs) });
       if (!take.granted) throw new PodsRateLimited({ bucket, retryAt: now + take.waitMs, requestId, details, operation });
       if (take.waitMs > 0) await sleep(take.waitMs, signal);
-      return take.waitMs;
+      const { tokens } = take;
+      return {
+        waitedMs: take.waitMs,
+        settle: () => store.settleRateTokens({ account, bucket, tokens, at: clock() }).catch(() => {}),
+      };
     },
     async backOff(bucket, retryAfterSeconds) {
       await store.emptyRateBucket({ account, bucket, ...sizes[bucket], until: clock() + Math.max(0, retryAfterSeconds) * 1000 });

@@ -22,10 +22,17 @@ export interface TakeRateTokensOptions extends RateBucketKey, RateBucketSize {
 }
 
 /**
- * The answer to a take. `granted`: the tokens are the caller's, usable `waitMs` from now (0: at
- * once). Not granted: nothing was taken, and the first token is free in `waitMs`.
+ * The answer to a take. `granted`: the tokens (by number) are the caller's, usable `waitMs` from
+ * now (0: at once). Not granted: nothing was taken, and the first token is free in `waitMs`.
  */
-export type RateTake = { granted: true; waitMs: number } | { granted: false; waitMs: number };
+export type RateTake = { granted: true; waitMs: number; tokens: number[] } | { granted: false; waitMs: number };
+
+export interface SettleRateTokensOptions extends RateBucketKey {
+  /** The tokens a take granted. */
+  tokens: readonly number[];
+  /** When the call they were taken for was answered (or failed): each is held until one window after it. */
+  at: number;
+}
 
 export interface EmptyRateBucketOptions extends RateBucketKey, RateBucketSize {
   /** No token is free before this time (epoch ms); from it on they come back one by one, at the bucket's pace. */
@@ -36,7 +43,8 @@ export interface EmptyRateBucketOptions extends RateBucketKey, RateBucketSize {
  * The store's side of the account's limits (table `rate_tokens`): the buckets every process and
  * replica on one database share. Each bucket is `capacity` tokens; a token taken at `t` is free
  * again at `t + windowMs`, so no window of `windowMs` ever holds more than `capacity` calls,
- * whatever the alignment of the service's own window. A take is atomic across processes on
+ * whatever the alignment of the service's own window (counted from each call's answer once it is
+ * settled, so request latency cannot crowd a window at the service). A take is atomic across processes on
  * every backend: one UPDATE that moves the earliest token on (a compare-and-set on PostgreSQL,
  * tried again when another replica moved it first).
  */
@@ -53,4 +61,11 @@ export interface RateBucketStore {
    * that follow are paced rather than sent in one burst.
    */
   emptyRateBucket(options: EmptyRateBucketOptions): Promise<void>;
+  /**
+   * Records when the calls that used these tokens were answered: each token comes back one window
+   * after that rather than after the time it was taken for. A request reaches the service some time
+   * after it is sent (a new connection, a busy process), so counting from the answer keeps each
+   * token's uses a window apart *at the service* too. Never moves a token earlier.
+   */
+  settleRateTokens(options: SettleRateTokensOptions): Promise<void>;
 }

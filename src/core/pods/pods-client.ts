@@ -1,12 +1,12 @@
 import { systemClock, type Clock } from '../clock.js';
 import { UUID } from '../ingest/receive-delivery.js';
-import { abortableSleep, type AccountLimits } from '../limits/account-limits.js';
+import { abortableSleep, type AccountLimits, type RateGrant } from '../limits/account-limits.js';
 import type { BucketName } from '../limits/bucket-size.js';
 import { PodsError, PodsRateLimited } from './pods-error.js';
 import type { PodsObserver, PodsOperation } from './pods-observer.js';
 import { isPodAction, POD_ACTIONS, type ChatTicket, type MintedKey, type PodAction, type PodsPage, type QueuedAction } from './pods-types.js';
 import { DEFAULT_PODS_WIRE, type PodsWireNames } from './pods-wire.js';
-import { newRequestId, pageRequestId } from './request-id.js';
+import { newRequestId, pageRequestId, REQUEST_ID_PATTERN } from './request-id.js';
 import { createServiceTransport, type ServiceAnswer, type ServiceRequest } from './service-transport.js';
 
 /** The longest key name the service takes (spec: Limits, Key `name`). */
@@ -120,18 +120,22 @@ export function createPodsClient({
   async function call(operation: PodsOperation, bucket: BucketName, request: Omit<ServiceRequest, 'requestId' | 'signal'>, options: PodsCallOptions = {}): Promise<ServiceAnswer> {
     const { signal } = options;
     const requestId = options.requestId ?? generateId();
+    // Checked before a token is taken: an id the service would not echo costs nothing.
+    if (!REQUEST_ID_PATTERN.test(requestId)) throw localError(`request id ${JSON.stringify(requestId)} is not 8 to 64 of A-Za-z0-9._-`, operation);
     const deadline = clock() + Math.max(0, options.maxWaitMs ?? defaultMaxWaitMs);
     let refused: PodsError | undefined;
     for (let answers429 = 0; ; ) {
+      let grant: RateGrant | undefined;
       let waited = 0;
       if (limits) {
-        waited = await limits.acquire(bucket, {
+        grant = await limits.acquire(bucket, {
           maxWaitMs: deadline - clock(),
           signal,
           operation,
           requestId: refused?.requestId ?? null,
           details: refused?.details,
         });
+        waited = grant.waitedMs;
       } else if (refused) {
         const waitMs = (refused.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) * 1000;
         if (clock() + waitMs > deadline) throw rateLimitedAfter(refused, bucket, operation, clock() + waitMs);
@@ -153,6 +157,9 @@ export function createPodsClient({
         if (++answers429 > maxRateLimitedAnswers) throw rateLimitedAfter(error, bucket, operation, clock() + retryAfter * 1000);
         // Every process and replica holds back until the service's time, not only this call.
         if (limits) await limits.backOff(bucket, retryAfter);
+      } finally {
+        // The token comes back a window after the answer: latency cannot crowd the service's window.
+        await grant?.settle();
       }
     }
   }

@@ -36,19 +36,19 @@ describe('the account limits', () => {
   it('share one bucket between processes: a token free within maxWaitMs is waited for, one further off throws PodsRateLimited with retryAt', async () => {
     const t = twoOnOneFile();
     try {
-      expect(await t.a.acquire('writes')).toBe(0);
+      expect((await t.a.acquire('writes')).waitedMs).toBe(0);
       t.advance(100);
-      expect(await t.b.acquire('writes')).toBe(0);
+      expect((await t.b.acquire('writes')).waitedMs).toBe(0);
       // Both tokens are spent (one by each process): the next is back 1 s after the first use.
       const refused = await t.a.acquire('writes', { maxWaitMs: 899, operation: 'queueAction' }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(PodsRateLimited);
       expect(refused).toMatchObject({ code: 'rate_limited', status: 429, bucket: 'writes', retryAt: t.now() + 900, requestId: null, retryable: true, operation: 'queueAction' });
       expect(t.slept).toEqual([]);
-      expect(await t.b.acquire('writes', { maxWaitMs: 900 })).toBe(900);
+      expect((await t.b.acquire('writes', { maxWaitMs: 900 })).waitedMs).toBe(900);
       expect(t.slept).toEqual([900]);
       // The reads bucket is its own, at the spec's size.
       expect(t.a.sizes.reads).toEqual({ capacity: 240, windowMs: 60_000 });
-      expect(await t.a.acquire('reads')).toBe(0);
+      expect((await t.a.acquire('reads')).waitedMs).toBe(0);
     } finally {
       t.close();
     }
@@ -60,9 +60,27 @@ describe('the account limits', () => {
       await t.a.backOff('writes', 3);
       const refused = (await t.b.acquire('writes', { maxWaitMs: 2_999 }).catch((e: unknown) => e)) as PodsRateLimited;
       expect(refused.retryAt).toBe(t.now() + 3_000);
-      expect(await t.b.acquire('writes', { maxWaitMs: 3_000 })).toBe(3_000);
+      expect((await t.b.acquire('writes', { maxWaitMs: 3_000 })).waitedMs).toBe(3_000);
       // The second token comes back half a window later (2 tokens a second), not at once.
-      expect(await t.a.acquire('writes', { maxWaitMs: 10_000 })).toBe(500);
+      expect((await t.a.acquire('writes', { maxWaitMs: 10_000 })).waitedMs).toBe(500);
+    } finally {
+      t.close();
+    }
+  });
+
+  it('counts a token’s window from the answer once the call settles it, for every process', async () => {
+    const t = twoOnOneFile();
+    try {
+      const first = await t.a.acquire('writes');
+      await t.b.acquire('writes');
+      t.advance(700); // the first call took 700 ms to be answered
+      await first.settle();
+      // The other token (taken at 0, never settled) is back at 1000, 300 from now: the earliest.
+      const refused = (await t.b.acquire('writes', { maxWaitMs: 299 }).catch((e: unknown) => e)) as PodsRateLimited;
+      expect(refused.retryAt).toBe(t.now() + 300);
+      expect((await t.b.acquire('writes', { maxWaitMs: 300 })).waitedMs).toBe(300);
+      // The settled one is back 1000 after its answer (at 1700), not at 1000: 700 from now.
+      expect((await t.a.acquire('writes', { maxWaitMs: 10_000 })).waitedMs).toBe(700);
     } finally {
       t.close();
     }

@@ -80,6 +80,7 @@ describe('the pod client', () => {
       [pods.mintKey(pod, { name: 'k'.repeat(61) }), /a key name is 1 to 60 characters \(got 61\)/],
       [pods.mintKey(pod, { name: '' }), /a key name is 1 to 60 characters/],
       [pods.chatTicket(pod, { requestId: 'short' }), /request id "short" is not 8 to 64/],
+      [pods.chatTicket(pod, { requestId: 'has space in it' }), /is not 8 to 64 of A-Za-z0-9._-/],
     ];
     for (const [call, message] of cases) {
       const error = await failure(call);
