@@ -70,7 +70,7 @@ const ConfigSchema = z.object({
   KEEP_ALIVE_TIMEOUT_MS: optional(integer(100, 600_000)),
   SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
   ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
-  SVC_API_KEY: optional(z.string().trim().min(1)),
+  SVC_API_KEY: optional(z.string()),
   SVC_BASE_URL: optional(z.string().superRefine((v, ctx) => {
     const problem = baseUrlProblem(v);
     if (problem) ctx.addIssue({ code: 'custom', message: problem.replace(/ \(got .*\)$/, '') });
@@ -205,7 +205,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     metricsToken: e.METRICS_TOKEN ?? null,
     pods: {
       baseUrl: e.SVC_BASE_URL?.trim() ?? null,
-      apiKey: e.SVC_API_KEY ?? null,
+      apiKey: e.SVC_API_KEY?.trim() || null,
       limits: {
         writes: sizeOf(e.SVC_WRITE_LIMIT, 'writes'),
         reads: sizeOf(e.SVC_READ_LIMIT, 'reads'),

@@ -14,6 +14,7 @@ import { loadValidHandlers } from '../../node/handler-registry.js';
 import { openConfiguredStore, type OpenedStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
+import { commandApiKey } from '../stored-api-key.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';
 
 /** `podhook register`'s exit codes: one per outcome a script may want to tell apart. */
@@ -57,7 +58,8 @@ ${HANDLERS_HELP}
                      the service itself refuses them (--allow-local-urls is accepted too)
 
 Environment:
-  SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME})
+  SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME});
+                 unset: the key stored with podhook secrets add --api-key
   SVC_BASE_URL   the compute host, e.g. https://compute.example.com (http only for 127.0.0.1/localhost)
   DATABASE_PATH  where the secret is stored, as for the server (./data/podhook.db)
   DATABASE_URL   PostgreSQL to store it in instead, as for the server (wins over DATABASE_PATH)
@@ -101,9 +103,9 @@ On a failure the service's x-request-id is printed, for support.`,
     );
     if (!verdict.ok) throw new UsageError(`not sent: ${verdict.message}`);
 
-    const apiKey = io.env.SVC_API_KEY?.trim();
+    const apiKey = io.env.SVC_API_KEY?.trim() || (await storedKey(io.env));
     if (!apiKey) {
-      say(`SVC_API_KEY is not set: create a compute API key in ${API_KEY_HOME}, then export SVC_API_KEY. Nothing was sent.`);
+      say(`SVC_API_KEY is not set: create a compute API key in ${API_KEY_HOME}, then export SVC_API_KEY (or store it: podhook secrets add --api-key < key.txt). Nothing was sent.`);
       return EXIT.usage;
     }
     const baseUrl = checkBaseUrl(io.env.SVC_BASE_URL);
@@ -185,6 +187,17 @@ On a failure the service's x-request-id is printed, for support.`,
     }
   },
 });
+
+/** The key `podhook secrets add --api-key` stored, when the configuration reads and a database is there. */
+async function storedKey(env: Record<string, string | undefined>): Promise<string | undefined> {
+  let config;
+  try {
+    config = parseConfig(env);
+  } catch {
+    return undefined; // the configuration's own error is reported below, where it is parsed again
+  }
+  return (await commandApiKey(config))?.key;
+}
 
 /** `--events` split and trimmed, or the handled types, or undefined for every event. */
 async function chosenEventTypes(events: string | undefined, onlyHandled: boolean, registry: string | undefined): Promise<string[] | undefined> {
