@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeliveryStore } from '../../src/core/delivery-store.js';
-import type { StoreUnderTest } from './store-contract.js';
+import { storeRunner, type StoreUnderTest } from './store-contract.js';
 
 /**
  * The account's limits in the store (`rate_tokens`) and the stored API key (`api_keys`), on every
@@ -11,14 +10,7 @@ import type { StoreUnderTest } from './store-contract.js';
 export function describeRateBucketContract(name: string, open: () => Promise<StoreUnderTest>) {
   // A bucket of its own per test: a backend may keep one database for a whole file (D1).
   const fresh = () => ({ account: `acct-${crypto.randomUUID().slice(0, 8)}`, bucket: 'writes' });
-  const withStore = (fn: (store: DeliveryStore) => Promise<void>) => async () => {
-    const s = await open();
-    try {
-      await fn(s.store);
-    } finally {
-      await s.close();
-    }
-  };
+  const withStore = storeRunner(open);
   const T0 = 1_790_000_000_000;
 
   describe(`rate bucket contract: ${name}`, () => {

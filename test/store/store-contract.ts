@@ -548,7 +548,7 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
 }
 
 /** Runs a test body on a freshly opened store, closing it afterwards. */
-function storeRunner(open: () => Promise<StoreUnderTest>) {
+export function storeRunner(open: () => Promise<StoreUnderTest>) {
   return (fn: (store: DeliveryStore) => Promise<void>) => async () => {
     const s = await open();
     try {

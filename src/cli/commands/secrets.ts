@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
 import { DEFAULT_ACCOUNT } from '../../core/api-key-store.js';
-import type { StoredSecret } from '../../core/delivery-store.js';
-import { parseConfig } from '../../core/config.js';
+import type { DeliveryStore, StoredSecret } from '../../core/delivery-store.js';
+import { parseConfig, type Config } from '../../core/config.js';
 import { openConfiguredStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { formatTable } from '../format-table.js';
@@ -164,25 +164,18 @@ async function addApiKey(io: CommandIo): Promise<number> {
 }
 
 async function removeApiKey(io: CommandIo): Promise<number> {
-  const config = parseConfig(io.env);
-  if (!storeExists(config)) {
-    io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH)\n`);
-    return EXIT.failure;
-  }
-  const { store, close } = await openConfiguredStore(config);
-  try {
+  return onExistingStore(io, async (store) => {
     if (!(await store.removeApiKey())) {
       io.stderr('podhook secrets: no API key is stored\n');
       return EXIT.failure;
     }
     io.stdout('API key removed.\n');
     return EXIT.ok;
-  } finally {
-    await close();
-  }
+  });
 }
 
-async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
+/** Runs `work` on the configured store when its database exists; says so and exits 1 otherwise. */
+async function onExistingStore(io: CommandIo, work: (store: DeliveryStore, config: Config) => Promise<number>): Promise<number> {
   const config = parseConfig(io.env);
   if (!storeExists(config)) {
     io.stderr(`podhook: no database at ${config.databasePath} (set DATABASE_PATH)\n`);
@@ -190,6 +183,14 @@ async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
   }
   const { store, close } = await openConfiguredStore(config);
   try {
+    return await work(store, config);
+  } finally {
+    await close();
+  }
+}
+
+async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
+  return onExistingStore(io, async (store, config) => {
     const removed = await store.removeSecret(idOrFingerprint);
     if (removed === 0) {
       io.stderr(`podhook secrets: no stored secret has the id or fingerprint ${idOrFingerprint} (see podhook secrets list)\n`);
@@ -201,9 +202,7 @@ async function remove(idOrFingerprint: string, io: CommandIo): Promise<number> {
       io.stderr('podhook secrets: no signing secret is left (none stored, SVC_WEBHOOK_SECRET unset): the receiver now answers deliveries with 503.\n');
     }
     return EXIT.ok;
-  } finally {
-    await close();
-  }
+  });
 }
 
 /** One secret from stdin: surrounding whitespace dropped; refused when empty, multi-part or from a terminal. */
