@@ -22,3 +22,12 @@ export { createApp, type AppOptions } from './http/create-app.js';
 export type { Delivery, DeliveryStatus, DeliveryStore } from './core/delivery-store.js';
 export type { Logger } from './core/observability/logger.js';
 export * from './core/errors.js';
+// The service's pod surface, typed from the spec, within the account's limits (docs/pods-client.md).
+export { createPodsClient, type ListPodsQuery, type PodsCallOptions, type PodsClient, type PodsClientOptions } from './core/pods/pods-client.js';
+export { PodsError, PodsRateLimited, type PodsErrorCode } from './core/pods/pods-error.js';
+export type { PodsCallEvent, PodsObserver, PodsOperation, PodsWaitEvent } from './core/pods/pods-observer.js';
+export { POD_ACTIONS, type ChatTicket, type MintedKey, type Pod, type PodAction, type PodEndpointKey, type PodsPage, type QueuedAction } from './core/pods/pods-types.js';
+export { DEFAULT_PODS_WIRE, type PodsWireNames } from './core/pods/pods-wire.js';
+export { createAccountLimits, type AccountLimits, type AccountLimitsOptions } from './core/limits/account-limits.js';
+export { DEFAULT_BUCKET_SIZES, type BucketName } from './core/limits/bucket-size.js';
+export type { RateBucketStore } from './core/limits/rate-bucket-store.js';

@@ -8,6 +8,7 @@ import { exportCommand } from './commands/export.js';
 import { handlersCommand } from './commands/handlers.js';
 import { importCommand } from './commands/import.js';
 import { listenCommand } from './commands/listen.js';
+import { podsCommand } from './commands/pods.js';
 import { registerCommand } from './commands/register.js';
 import { replayCommand } from './commands/replay.js';
 import { schemasCommand } from './commands/schemas.js';
@@ -21,6 +22,7 @@ const COMMANDS: readonly Command[] = [
   deliveriesCommand,
   registerCommand,
   secretsCommand,
+  podsCommand,
   emulateCommand,
   exportCommand,
   importCommand,

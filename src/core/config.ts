@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { splitSecrets } from './signing/secret-source.js';
 import { alertUrlProblem } from './alerts/alert-url.js';
+import { DEFAULT_BUCKET_SIZES, formatBucketSize, parseBucketSize, type BucketName } from './limits/bucket-size.js';
+import type { RateBucketSize } from './limits/rate-bucket-store.js';
+import { baseUrlProblem } from './pods/base-url.js';
+import { DEFAULT_PODS_WIRE, type PodsWireNames } from './pods/pods-wire.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -20,7 +24,15 @@ const integer = (min: number, max: number) =>
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 /** Variables whose values never appear in an error message. */
-const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN', 'METRICS_TOKEN']);
+const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN', 'METRICS_TOKEN', 'SVC_API_KEY']);
+
+/** A bucket size such as `60/1m` (see `parseBucketSize`). */
+const bucketSize = z.string().superRefine((v, ctx) => {
+  if (!parseBucketSize(v)) ctx.addIssue({ code: 'custom', message: 'must be calls per window, such as 60/1m, 240/1m, 30/1h or 60/2s' });
+});
+
+/** A query parameter or body property name the spec does not show. */
+const wireName = z.string().regex(/^[A-Za-z0-9_.\[\]-]{1,64}$/, 'must be 1 to 64 of A-Za-z0-9_.[]-');
 
 const ConfigSchema = z.object({
   PORT: optional(integer(0, 65535)),
@@ -60,6 +72,18 @@ const ConfigSchema = z.object({
   KEEP_ALIVE_TIMEOUT_MS: optional(integer(100, 600_000)),
   SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
   ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
+  SVC_API_KEY: optional(z.string()),
+  SVC_BASE_URL: optional(z.string().superRefine((v, ctx) => {
+    const problem = baseUrlProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.replace(/ \(got .*\)$/, '') });
+  })),
+  SVC_WRITE_LIMIT: optional(bucketSize),
+  SVC_READ_LIMIT: optional(bucketSize),
+  SVC_KEY_MINT_LIMIT: optional(bucketSize),
+  SVC_LIST_PAGE_SIZE_PARAM: optional(wireName),
+  SVC_LIST_CURSOR_PARAM: optional(wireName),
+  SVC_LIST_EXTERNAL_REF_PARAM: optional(wireName),
+  SVC_ACTION_BODY_PROPERTY: optional(wireName),
 });
 
 /** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
@@ -117,6 +141,17 @@ export interface Config {
   adminToken: string | null;
   /** Bearer token `GET /metrics` asks for; unset: open (expose it only inside your network). */
   metricsToken: string | null;
+  /** The service's pod surface as podhook calls it (the pod client, `podhook pods`). */
+  pods: {
+    /** `SVC_BASE_URL`: the compute host; null when unset. */
+    baseUrl: string | null;
+    /** `SVC_API_KEY`; null when unset (then the key stored by `podhook secrets add --api-key` is used). */
+    apiKey: string | null;
+    /** The account's buckets (`SVC_WRITE_LIMIT`, `SVC_READ_LIMIT`, `SVC_KEY_MINT_LIMIT`). */
+    limits: Record<BucketName, RateBucketSize>;
+    /** The names the spec does not show (`SVC_LIST_*_PARAM`, `SVC_ACTION_BODY_PROPERTY`). */
+    wire: PodsWireNames;
+  };
   /** What an unauthenticated client can hold on the Node server. */
   limits: {
     /** Open connections; beyond it new ones are closed at once. */
@@ -179,6 +214,21 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     adminToken: e.ADMIN_TOKEN ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
+    pods: {
+      baseUrl: e.SVC_BASE_URL?.trim() ?? null,
+      apiKey: e.SVC_API_KEY?.trim() || null,
+      limits: {
+        writes: sizeOf(e.SVC_WRITE_LIMIT, 'writes'),
+        reads: sizeOf(e.SVC_READ_LIMIT, 'reads'),
+        key_mints: sizeOf(e.SVC_KEY_MINT_LIMIT, 'key_mints'),
+      },
+      wire: {
+        pageSizeParam: e.SVC_LIST_PAGE_SIZE_PARAM ?? DEFAULT_PODS_WIRE.pageSizeParam,
+        cursorParam: e.SVC_LIST_CURSOR_PARAM ?? DEFAULT_PODS_WIRE.cursorParam,
+        externalRefParam: e.SVC_LIST_EXTERNAL_REF_PARAM ?? DEFAULT_PODS_WIRE.externalRefParam,
+        actionProperty: e.SVC_ACTION_BODY_PROPERTY ?? DEFAULT_PODS_WIRE.actionProperty,
+      },
+    },
     limits: {
       maxConnections: e.MAX_CONNECTIONS ?? 1024,
       maxInflightBodyBytes: e.MAX_INFLIGHT_BODY_BYTES ?? 32 * 1024 * 1024,
@@ -188,6 +238,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
   };
 }
+
+const sizeOf = (text: string | undefined, bucket: BucketName): RateBucketSize => (text === undefined ? DEFAULT_BUCKET_SIZES[bucket] : parseBucketSize(text)!);
+
+/** The bucket sizes in force, as the variables write them (`writes 60/1m, …`), for log lines and the CLI. */
+export const describeBucketSizes = (limits: Record<BucketName, RateBucketSize>): string =>
+  (Object.entries(limits) as [BucketName, RateBucketSize][]).map(([name, size]) => `${name} ${formatBucketSize(size)}`).join(', ');
 
 /** The dispatcher's tuning from the configuration, as `createDispatcher` takes it. */
 export function dispatchTuning({ dispatch }: Config) {

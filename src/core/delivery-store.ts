@@ -1,6 +1,8 @@
+import type { ApiKeyStore } from './api-key-store.js';
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
 import type { BackfillStore } from './backfill/backfill-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult } from './delivery.js';
+import type { RateBucketStore } from './limits/rate-bucket-store.js';
 import type { DriftDifference } from './shapes/payload-drift.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 
@@ -293,7 +295,9 @@ export interface DeliveryStore
     MaintenanceStore,
     HeartbeatStore,
     ListenCursorStore,
-    BackfillStore {}
+    BackfillStore,
+    RateBucketStore,
+    ApiKeyStore {}
 
 export interface RequeueOptions {
   owner: string;

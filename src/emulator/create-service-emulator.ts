@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { validateCreateWebhookBody } from '../service-api/create-webhook-body.js';
 import { WEBHOOKS_PATH, type Webhook } from '../service-api/webhook.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -11,8 +11,13 @@ import { constantTimeEqual, createWebSignatureCrypto, type SignatureCrypto } fro
 import { bytesToHex } from '../core/signing/signature-header.js';
 import { errorBody } from '../http/create-app.js';
 import { requestId } from '../http/request-id.js';
+import { DEFAULT_BUCKET_SIZES, type BucketName } from '../core/limits/bucket-size.js';
+import { DEFAULT_PODS_WIRE, type PodsWireNames } from '../core/pods/pods-wire.js';
 import { createDeliveryScheduler, type DeliveryRecord, type EmulatedWebhook } from './delivery-scheduler.js';
-import { createWriteBucket } from './write-bucket.js';
+import { createEmulatedPods, type EmulatedPod, type EmulatedPods, type QueuedActionRecord } from './emulated-pods.js';
+import { jsonBody } from './json-body.js';
+import { podRoutes } from './pod-routes.js';
+import { createRequestBucket, type RequestBucket } from './request-bucket.js';
 
 export interface ServiceEmulatorOptions {
   /** The one account's compute API key, expected in `X-API-Key`. */
@@ -21,9 +26,21 @@ export interface ServiceEmulatorOptions {
   allowLocalUrls?: boolean;
   /** Webhooks per account (spec: 10). */
   webhookLimit?: number;
-  /** The shared write bucket: requests per window (spec: 60 a minute). */
+  /** The shared write bucket: requests per window (spec: 60 a minute): chat tickets, actions, webhook creation. */
   writeLimit?: number;
   writeWindowMs?: number;
+  /** The shared read bucket (spec: 240 a minute): the pod list and the poll route. */
+  readLimit?: number;
+  readWindowMs?: number;
+  /** Key minting (spec: 30 an hour). */
+  keyMintLimit?: number;
+  keyMintWindowMs?: number;
+  /** Pods made at start (default 0; `podhook emulate` seeds 3). */
+  seedPods?: number;
+  /** How long after `diagnose` or `logs` is queued its `last_result` is written: ms, or [min, max] (default 60 to 120 s). */
+  resultDelayMs?: number | readonly [number, number];
+  /** The names the spec does not show, as the pod client sends them (default: the client's defaults). */
+  wire?: Partial<PodsWireNames>;
   /** Multiplies the retry schedule (1, 5, 15, 60, 180, 360, 720 minutes): 0.001 makes a minute 60 ms. */
   timeScale?: number;
   /** How long one delivery attempt may take. */
@@ -63,6 +80,12 @@ export interface ServiceEmulator {
   emit(event: EmitEvent): { id: string; type: EventType; webhook_ids: string[] };
   webhooks(): Webhook[];
   deliveries(): readonly DeliveryRecord[];
+  /** The account's pods (tests add and remove them: `pods.add()`, `pods.remove(id)`). */
+  pods: EmulatedPods;
+  /** Every action queued, oldest first, with its request id. */
+  queuedActions(): readonly QueuedActionRecord[];
+  /** Requests let through and refused (429) per bucket. */
+  bucketCounts(): Record<BucketName, { allowed: number; refused: number }>;
   /** Stops retries and deliveries in flight. */
   close(): void;
 }
@@ -70,15 +93,21 @@ export interface ServiceEmulator {
 export const SECRET_NOTE = 'Store this secret now: it is shown only once. If it is lost, rotate the endpoint.';
 
 /**
- * A local stand-in of the service's webhook side (`podhook emulate`, and the tests' fixture):
+ * A local stand-in of the service (`podhook emulate`, and the tests' fixture):
  *
  * - `POST /pods/v1/webhooks` as the spec describes: `X-API-Key` (401 `unauthorized`), the shared
  *   write bucket (429 `rate_limited` with `details.retry_after_seconds`), the body rules
  *   (400 `invalid_request` with `details`, the same validator the CLI runs), 10 webhooks per
  *   account (409 `limit_exceeded`), and `201 { webhook }` with the `secret` and `secret_note`
  *   shown once. Every response carries `x-request-id`; errors use `{ error: { code, message, details? } }`.
+ * - The pod routes (pod-routes.ts) over pods kept in memory (emulated-pods.ts): the list (paged,
+ *   newest first, filtered), actions (emitting `pod.action.queued`; `diagnose` and `logs` write
+ *   `last_result` after a delay), the poll route, key minting and chat tickets.
+ * - Three buckets, as the spec's Limits: writes (chat tickets, actions, webhook creation), reads
+ *   (the list and the poll route) and key mints, each a fixed window from its first request.
  * - Deliveries signed as the spec says, retried on its schedule (scaled), then `disabled_by_us_at`.
- * - `/_emulator/*`: emit events, read webhooks and the delivery log, inject faults.
+ * - `/_emulator/*`: emit events, read webhooks and the delivery log, add and remove pods, read
+ *   the queued actions and the bucket counts, inject faults.
  *
  * Where the spec shows no status code (creation, `limit_exceeded`), 201 and 409 are used.
  */
@@ -86,8 +115,15 @@ export function createServiceEmulator({
   apiKey,
   allowLocalUrls = false,
   webhookLimit = 10,
-  writeLimit = 60,
-  writeWindowMs = 60_000,
+  writeLimit = DEFAULT_BUCKET_SIZES.writes.capacity,
+  writeWindowMs = DEFAULT_BUCKET_SIZES.writes.windowMs,
+  readLimit = DEFAULT_BUCKET_SIZES.reads.capacity,
+  readWindowMs = DEFAULT_BUCKET_SIZES.reads.windowMs,
+  keyMintLimit = DEFAULT_BUCKET_SIZES.key_mints.capacity,
+  keyMintWindowMs = DEFAULT_BUCKET_SIZES.key_mints.windowMs,
+  seedPods = 0,
+  resultDelayMs,
+  wire,
   timeScale = 1,
   deliveryTimeoutMs = 10_000,
   clock = systemClock,
@@ -101,7 +137,12 @@ export function createServiceEmulator({
   const expectedKey = encoder.encode(apiKey);
   const webhooks: EmulatedWebhook[] = [];
   const faults: Fault[] = [];
-  const bucket = createWriteBucket({ limit: writeLimit, windowMs: writeWindowMs, clock });
+  const buckets: Record<BucketName, RequestBucket> = {
+    writes: createRequestBucket({ limit: writeLimit, windowMs: writeWindowMs, clock }),
+    reads: createRequestBucket({ limit: readLimit, windowMs: readWindowMs, clock }),
+    key_mints: createRequestBucket({ limit: keyMintLimit, windowMs: keyMintWindowMs, clock }),
+  };
+  const pods = createEmulatedPods({ clock, seed: seedPods, resultDelayMs });
   const scheduler = createDeliveryScheduler({ crypto, clock, logger, fetch: fetchFn, timeScale, timeoutMs: deliveryTimeoutMs });
 
   const publicView = ({ secret: _secret, ...webhook }: EmulatedWebhook): Webhook => webhook;
@@ -120,8 +161,8 @@ export function createServiceEmulator({
     }
     const offered = encoder.encode(c.req.header('x-api-key') ?? '');
     if (!constantTimeEqual(offered, expectedKey)) throw fail('unauthorized', 401, 'Missing or invalid X-API-Key.');
-    if (c.req.method !== 'GET') {
-      const taken = bucket.take();
+    {
+      const taken = buckets[bucketOf(c.req.method, c.req.path)].take();
       if (!taken.ok) {
         c.header('retry-after', String(taken.retryAfterSeconds));
         throw fail('rate_limited', 429, 'Too many requests.', { retry_after_seconds: taken.retryAfterSeconds });
@@ -153,8 +194,19 @@ export function createServiceEmulator({
     return c.json({ webhook: { ...webhook, secret_note: SECRET_NOTE } }, 201);
   });
 
+  app.route(
+    '/',
+    podRoutes({
+      pods,
+      wire: { ...DEFAULT_PODS_WIRE, ...wire },
+      logger,
+      clock,
+      emitQueued: (data) => void emit({ type: 'pod.action.queued', data }),
+    }),
+  );
+
   app.all('/pods/v1/*', () => {
-    throw fail('not_implemented', 501, 'The emulator only implements POST /pods/v1/webhooks.');
+    throw fail('not_implemented', 501, 'The emulator does not implement this route.');
   });
 
   function emit({ type, data, id = globalThis.crypto.randomUUID() }: EmitEvent) {
@@ -191,6 +243,23 @@ export function createServiceEmulator({
     return c.json({ deliveries: rows });
   });
 
+  app.get('/_emulator/pods', (c) => c.json({ pods: pods.all() }));
+  app.post('/_emulator/pods', async function addPod(c) {
+    const body = (await jsonBody(c, { emptyAs: {} })) as Partial<EmulatedPod> | null;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw fail('invalid_request', 400, 'The body must be a JSON object of pod fields.', { field: 'body' });
+    if (body.id !== undefined && (typeof body.id !== 'string' || !UUID.test(body.id) || pods.get(body.id))) {
+      throw fail('invalid_request', 400, 'id must be a uuid no pod has.', { field: 'id' });
+    }
+    if (body.created_at !== undefined && Number.isNaN(Date.parse(String(body.created_at)))) throw fail('invalid_request', 400, 'created_at must be a date-time.', { field: 'created_at' });
+    return c.json({ pod: pods.add(body) }, 201);
+  });
+  app.delete('/_emulator/pods/:id', (c) => {
+    if (!pods.remove(c.req.param('id'))) throw fail('not_found', 404, 'Pod not found.');
+    return c.body(null, 204);
+  });
+  app.get('/_emulator/actions', (c) => c.json({ actions: pods.queued() }));
+  app.get('/_emulator/buckets', (c) => c.json({ buckets: bucketCounts() }));
+
   app.post('/_emulator/faults', async function injectFaults(c) {
     const body = (await jsonBody(c)) as Partial<Fault> | null;
     if (typeof body?.count !== 'number' || !Number.isInteger(body.count) || body.count < 1) {
@@ -207,21 +276,28 @@ export function createServiceEmulator({
     return c.json(errorBody('internal', 'Internal error.'), 500);
   });
 
+  function bucketCounts() {
+    return { writes: buckets.writes.counts(), reads: buckets.reads.counts(), key_mints: buckets.key_mints.counts() };
+  }
+
   return {
     app,
     injectFault: (fault) => void faults.push({ ...fault }),
     emit,
     webhooks: () => webhooks.map(publicView),
     deliveries: () => scheduler.records(),
-    close: () => scheduler.close(),
+    pods,
+    queuedActions: () => pods.queued(),
+    bucketCounts,
+    close: () => {
+      scheduler.close();
+      pods.close();
+    },
   };
 }
 
-async function jsonBody(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new PodhookError('invalid_request', 400, 'The body must be JSON.', { details: { field: 'body' } });
-  }
+/** Which of the spec's buckets a `/pods/v1` request takes from: key minting its own, other writes the write bucket, reads the read bucket. */
+function bucketOf(method: string, path: string): BucketName {
+  if (method === 'GET' || method === 'HEAD') return 'reads';
+  return /^\/pods\/v1\/pods\/[^/]+\/keys\/?$/.test(path) ? 'key_mints' : 'writes';
 }

@@ -1,7 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
+import { REQUEST_ID_PATTERN } from '../core/pods/request-id.js';
 
-/** The service's own rule for request ids (spec: Limits, "Request id"). */
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{8,64}$/;
+// The service's own rule (spec: Limits, "Request id"), kept with the pod client in the core.
+export { REQUEST_ID_PATTERN };
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 /** A caller's id of 8–64 `[A-Za-z0-9._-]` is kept; otherwise a new one is generated. */

@@ -18,6 +18,8 @@ import { createSecretSource } from '../core/signing/secret-source.js';
 import { createBodyBudget } from '../http/body-budget.js';
 import { errorBody, type PodhookApp } from '../http/create-app.js';
 import type { IngestHandler } from '../http/ingest.js';
+import { createPodLocator } from '../core/pods/pod-locator.js';
+import { createPodsReporter } from '../core/pods/pods-report.js';
 import { wireReceiver, type RuntimeOptions } from '../runtime/wire-receiver.js';
 import { nodeStoreBackend } from '../store/node-store.js';
 import type { OpenedDatabase } from '../store/sqlite/open-database.js';
@@ -167,7 +169,7 @@ export function createNodeRuntime({
       if (config.metricsToken !== null) app.use('/metrics', metricsBearer(config.metricsToken));
       app.get('/metrics', async (c) => c.body(await metrics.registry.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
     },
-    admin,
+    admin: { podsReport: createPodsReporter({ config: config.pods, store, locator: createPodLocator(payloads), clock }), ...admin },
   });
   const { dispatcher, alerts, heartbeat } = wired;
   const scheduler = scheduleBackfills(wired.backfills, { dispatcher, logger });

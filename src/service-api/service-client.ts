@@ -1,4 +1,5 @@
-import { REQUEST_ID_PATTERN } from '../http/request-id.js';
+import { newRequestId, REQUEST_ID_PATTERN } from '../core/pods/request-id.js';
+import { createServiceTransport } from '../core/pods/service-transport.js';
 import type { CreateWebhookBody } from './create-webhook-body.js';
 import { ServiceError } from './service-error.js';
 import { WEBHOOKS_PATH, type CreatedWebhook } from './webhook.js';
@@ -40,22 +41,14 @@ export interface ServiceClient {
   createWebhook(body: CreateWebhookBody): Promise<CreatedWebhook>;
 }
 
-interface ErrorShape {
-  error: { code: string; message: string; details?: Record<string, unknown> };
-}
-
-function isErrorShape(value: unknown): value is ErrorShape {
-  const error = (value as { error?: unknown } | null)?.error as Record<string, unknown> | undefined;
-  return typeof error === 'object' && error !== null && typeof error.code === 'string' && typeof error.message === 'string';
-}
-
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * A client for the service's key-authenticated surface (`/pods/v1`): one request id per
- * request, the documented error shape turned into `ServiceError`s, and a bounded wait-and-retry
- * on `rate_limited`. Nothing else is retried: creating a webhook is not idempotent, so after an
- * `internal` error or a lost answer the webhook may exist and a blind retry could make two.
+ * A client for the service's key-authenticated surface (`/pods/v1`) as `podhook register` uses
+ * it: the shared transport (one request id per request, the documented error shape turned into
+ * `ServiceError`s) and a bounded wait-and-retry on `rate_limited`. Nothing else is retried:
+ * creating a webhook is not idempotent, so after an `internal` error or a lost answer the webhook
+ * may exist and a blind retry could make two.
  *
  * @example
  * const client = createServiceClient({ baseUrl: env.SVC_BASE_URL, apiKey: env.SVC_API_KEY });
@@ -64,8 +57,8 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 export function createServiceClient({
   baseUrl,
   apiKey,
-  fetch: fetchFn = globalThis.fetch,
-  requestId = () => `podhook-${crypto.randomUUID()}`,
+  fetch,
+  requestId = newRequestId,
   userAgent = 'podhook',
   maxRateLimitRetries = 3,
   maxWaitSeconds = 120,
@@ -73,59 +66,22 @@ export function createServiceClient({
   sleep = sleepFor,
   timeoutMs = 30_000,
 }: ServiceClientOptions): ServiceClient {
-  const root = baseUrl.replace(/\/+$/, '');
-
-  async function send(path: string, body: unknown): Promise<{ status: number; json: unknown; requestId: string }> {
-    const sentId = requestId();
-    if (!REQUEST_ID_PATTERN.test(sentId)) throw new Error(`request id generator gave an id the service would not echo: ${sentId}`);
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetchFn(`${root}${path}`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': apiKey,
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'x-request-id': sentId,
-          'user-agent': userAgent,
-        },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await response.text();
-    } catch (error) {
-      const cause = (error as Error & { cause?: { code?: string; message?: string } }).cause;
-      const why = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (error as Error).message);
-      throw new ServiceError('network_error', 0, `could not reach ${root} (${why})`, { requestId: sentId, cause: error });
-    }
-    const answeredId = response.headers.get('x-request-id') ?? sentId;
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, json, requestId: answeredId };
-  }
+  const send = createServiceTransport({ baseUrl, apiKey, fetch, userAgent, timeoutMs });
 
   async function post(path: string, body: unknown): Promise<{ json: unknown; requestId: string }> {
     for (let retry = 1; ; retry++) {
-      const answer = await send(path, body);
-      if (answer.status >= 200 && answer.status < 300) return answer;
-      if (!isErrorShape(answer.json)) {
-        throw new ServiceError('unexpected_response', answer.status, `the service answered HTTP ${answer.status} without its error shape`, {
-          requestId: answer.requestId,
-        });
+      const sentId = requestId();
+      if (!REQUEST_ID_PATTERN.test(sentId)) throw new Error(`request id generator gave an id the service would not echo: ${sentId}`);
+      try {
+        return await send({ method: 'POST', path, body, requestId: sentId });
+      } catch (error) {
+        if (!(error instanceof ServiceError) || error.code !== 'rate_limited' || retry > maxRateLimitRetries) throw error;
+        const offered = error.retryAfterSeconds;
+        const waitSeconds = offered === undefined ? 60 : Math.ceil(offered);
+        if (waitSeconds > maxWaitSeconds) throw error;
+        onRateLimited?.({ waitSeconds, retry, maxRetries: maxRateLimitRetries, requestId: error.requestId ?? sentId });
+        await sleep(waitSeconds * 1000);
       }
-      const { code, message, details } = answer.json.error;
-      const error = new ServiceError(code, answer.status, message, { requestId: answer.requestId, details });
-      if (code !== 'rate_limited' || retry > maxRateLimitRetries) throw error;
-      const offered = Number(details?.retry_after_seconds);
-      const waitSeconds = Number.isFinite(offered) && offered >= 0 ? Math.ceil(offered) : 60;
-      if (waitSeconds > maxWaitSeconds) throw error;
-      onRateLimited?.({ waitSeconds, retry, maxRetries: maxRateLimitRetries, requestId: answer.requestId });
-      await sleep(waitSeconds * 1000);
     }
   }
 

@@ -1,5 +1,6 @@
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { adminMethods } from './admin-methods.js';
+import { apiKeyMethods } from './api-key-methods.js';
 import { backfillMethods } from './backfill-methods.js';
 import { deliveryReads } from './delivery-reads.js';
 import { driftMethod } from './drift-method.js';
@@ -7,6 +8,7 @@ import { heartbeatMethods } from './heartbeat-methods.js';
 import { listenCursorMethods } from './listen-cursor-methods.js';
 import { orderMethods } from './order-methods.js';
 import { quarantineMethod } from './quarantine-method.js';
+import { rateBucketMethods } from './rate-bucket-methods.js';
 import { secretMethods } from './secret-methods.js';
 import type { StoreBackend } from './store-backend.js';
 import { transferMethods } from './transfer-methods.js';
@@ -34,5 +36,7 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...orderMethods(backend),
     ...driftMethod(backend),
     ...backfillMethods(backend),
+    ...rateBucketMethods(backend),
+    ...apiKeyMethods(backend),
   };
 }

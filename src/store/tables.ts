@@ -265,5 +265,38 @@ export function defineTables(k: DialectKit) {
     ],
   );
 
-  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills };
+  /**
+   * The account's limits at the service (writes, reads, key mints), shared by every process and
+   * replica: each bucket is `capacity` rows, one per token, and a token taken at `taken_at` is back
+   * one window later. Taking one moves the bucket's earliest token on, in one UPDATE
+   * (store/rate-bucket-methods.ts), so no interval of one window ever holds more than `capacity` calls.
+   */
+  const rateTokens = k.table(
+    'rate_tokens',
+    {
+      /** Whose limits: one account's buckets (`default` unless a deployment talks to several). */
+      account: k.text('account').notNull(),
+      /** `writes`, `reads` or `key_mints`. */
+      bucket: k.text('bucket').notNull(),
+      /** 0 to capacity − 1; tokens past a lowered capacity are left alone. */
+      token: k.int('token').notNull(),
+      /** When it was (or will be, for a wait that reserved it) last used (epoch ms); 0: never. */
+      takenAt: k.int64('taken_at').notNull().default(0),
+    },
+    (t) => [k.primaryKey({ columns: [t.account, t.bucket, t.token] })],
+  );
+
+  /**
+   * The service's compute API key (`podhook secrets add --api-key`), one per account: sent only as
+   * `X-API-Key`, kept apart from the signing secrets so it is never taken for one.
+   */
+  const apiKeys = k.table('api_keys', {
+    account: k.text('account').primaryKey(),
+    secret: k.text('secret').notNull(),
+    /** The first 12 hex of its SHA-256: what `podhook secrets list` shows instead of it. */
+    fingerprint: k.text('fingerprint').notNull(),
+    createdAt: k.int64('created_at').notNull(),
+  });
+
+  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys };
 }

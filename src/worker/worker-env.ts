@@ -23,6 +23,18 @@ export interface WorkerEnv {
   ALERT_MIN_INTERVAL_MINUTES?: string;
   /** Turns on the admin API and inspector (a Worker secret: `wrangler secret put ADMIN_TOKEN`). */
   ADMIN_TOKEN?: string;
+  /** The service's compute host and API key (a Worker secret: `wrangler secret put SVC_API_KEY`), for the pod client. */
+  SVC_BASE_URL?: string;
+  SVC_API_KEY?: string;
+  /** The account's buckets as calls per window (`60/1m`). */
+  SVC_WRITE_LIMIT?: string;
+  SVC_READ_LIMIT?: string;
+  SVC_KEY_MINT_LIMIT?: string;
+  /** The names the spec does not show (docs/pods-client.md). */
+  SVC_LIST_PAGE_SIZE_PARAM?: string;
+  SVC_LIST_CURSOR_PARAM?: string;
+  SVC_LIST_EXTERNAL_REF_PARAM?: string;
+  SVC_ACTION_BODY_PROPERTY?: string;
 }
 
 /** The variables of `WorkerEnv` that configure podhook (everything but the bindings). */
@@ -43,6 +55,15 @@ export const WORKER_VARIABLES = [
   'ALERT_DOWNTIME_MINUTES',
   'ALERT_MIN_INTERVAL_MINUTES',
   'ADMIN_TOKEN',
+  'SVC_BASE_URL',
+  'SVC_API_KEY',
+  'SVC_WRITE_LIMIT',
+  'SVC_READ_LIMIT',
+  'SVC_KEY_MINT_LIMIT',
+  'SVC_LIST_PAGE_SIZE_PARAM',
+  'SVC_LIST_CURSOR_PARAM',
+  'SVC_LIST_EXTERNAL_REF_PARAM',
+  'SVC_ACTION_BODY_PROPERTY',
 ] as const satisfies readonly (keyof WorkerEnv)[];
 
 /** The configuring variables as the plain string map `parseConfig` takes. */

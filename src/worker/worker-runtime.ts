@@ -9,6 +9,8 @@ import type { Logger } from '../core/observability/logger.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createWebSignatureCrypto } from '../core/signing/signature-crypto.js';
 import type { PodhookApp } from '../http/create-app.js';
+import { createPodLocator } from '../core/pods/pod-locator.js';
+import { createPodsReporter } from '../core/pods/pods-report.js';
 import { wireReceiver, type RuntimeOptions } from '../runtime/wire-receiver.js';
 import { createD1Store } from '../store/d1/d1-store.js';
 import { createConsoleLogger } from './console-logger.js';
@@ -103,7 +105,12 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, l
     onConflict,
     customize,
     // No long poll on the Worker (an export answers at once).
-    admin: { maxWaitMs: 0, settleMs: WORKER_EXPORT_SETTLE_MS, ...admin },
+    admin: {
+      maxWaitMs: 0,
+      settleMs: WORKER_EXPORT_SETTLE_MS,
+      podsReport: createPodsReporter({ config: config.pods, store, locator: createPodLocator(payloads), clock }),
+      ...admin,
+    },
   });
   const { dispatcher, alerts, heartbeat } = wired;
 

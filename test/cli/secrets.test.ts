@@ -88,4 +88,19 @@ describe('podhook secrets', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('pipe it in');
   });
+  it('add --api-key replaces the stored key, remove --api-key removes it, and says when there is none', async () => {
+    const env = { DATABASE_PATH: dbIn(tempDir()) };
+    expect((await runMain(['secrets', 'remove', '--api-key'], env)).code).toBe(1); // no database yet
+    const first = await runMain(['secrets', 'add', '--api-key'], env, { stdin: 'svc_key_first_0001' });
+    expect(first.stdout).toBe(`API key stored: fingerprint ${await secretFingerprint('svc_key_first_0001')}. It is sent only as X-API-Key.\n`);
+    const second = await runMain(['secrets', 'add', '--api-key'], { ...env, SVC_API_KEY: 'from-env' }, { stdin: 'svc_key_second_0002' });
+    expect(second.stdout).toContain('API key stored (replacing the one before)');
+    expect(second.stdout).toContain('SVC_API_KEY is set and wins over it');
+    expect((await runMain(['secrets', 'add', '--api-key', '--url', 'https://x.example.com'], env, { stdin: 'k' })).code).toBe(2);
+    expect((await runMain(['secrets', 'remove', '--api-key'], env)).stdout).toBe('API key removed.\n');
+    const none = await runMain(['secrets', 'remove', '--api-key'], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no API key is stored');
+    expect((await runMain(['secrets', 'list'], env)).stdout).not.toContain('API key');
+  });
 });

@@ -31,6 +31,16 @@ describe('parseConfig', () => {
       alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
       adminToken: null,
       metricsToken: null,
+      pods: {
+        baseUrl: null,
+        apiKey: null,
+        limits: {
+          writes: { capacity: 60, windowMs: 60_000 },
+          reads: { capacity: 240, windowMs: 60_000 },
+          key_mints: { capacity: 30, windowMs: 3_600_000 },
+        },
+        wire: { pageSizeParam: 'limit', cursorParam: 'cursor', externalRefParam: 'external_ref', actionProperty: 'action' },
+      },
       limits: {
         maxConnections: 1024,
         maxInflightBodyBytes: 33554432,
@@ -61,6 +71,34 @@ describe('parseConfig', () => {
   it('refuses an alert downtime threshold under one minute', () => {
     expect(() => parseConfig({ ALERT_DOWNTIME_MINUTES: '0' })).toThrow(/^invalid configuration: ALERT_DOWNTIME_MINUTES must be at least 1 \(got "0"\)$/);
     expect(() => parseConfig({ ALERT_MIN_INTERVAL_MINUTES: 'ten' })).toThrow(/ALERT_MIN_INTERVAL_MINUTES must be a whole number/);
+  });
+
+  it('reads the service variables: the account\'s buckets as calls per window, the names the spec does not show', () => {
+    const { pods } = parseConfig({
+      SVC_BASE_URL: 'https://compute.example.com',
+      SVC_API_KEY: 'sk_from_env',
+      SVC_WRITE_LIMIT: '60/2s',
+      SVC_READ_LIMIT: '240/m',
+      SVC_KEY_MINT_LIMIT: '5/500ms',
+      SVC_LIST_PAGE_SIZE_PARAM: 'page_size',
+      SVC_ACTION_BODY_PROPERTY: 'type',
+    });
+    expect(pods).toEqual({
+      baseUrl: 'https://compute.example.com',
+      apiKey: 'sk_from_env',
+      limits: { writes: { capacity: 60, windowMs: 2_000 }, reads: { capacity: 240, windowMs: 60_000 }, key_mints: { capacity: 5, windowMs: 500 } },
+      wire: { pageSizeParam: 'page_size', cursorParam: 'cursor', externalRefParam: 'external_ref', actionProperty: 'type' },
+    });
+    expect(() => parseConfig({ SVC_WRITE_LIMIT: '60 per minute' })).toThrow(/^invalid configuration: SVC_WRITE_LIMIT must be calls per window, such as 60\/1m, 240\/1m, 30\/1h or 60\/2s \(got "60 per minute"\)$/);
+    expect(() => parseConfig({ SVC_READ_LIMIT: '0/1m' })).toThrow(/SVC_READ_LIMIT must be calls per window/);
+    expect(() => parseConfig({ SVC_LIST_CURSOR_PARAM: 'a b' })).toThrow(/SVC_LIST_CURSOR_PARAM must be 1 to 64 of/);
+    expect(() => parseConfig({ SVC_BASE_URL: 'http://compute.example.com' })).toThrow(/SVC_BASE_URL must be https:\/\//);
+    expect(parseConfig({ SVC_BASE_URL: 'http://127.0.0.1:4010' }).pods.baseUrl).toBe('http://127.0.0.1:4010');
+  });
+
+  it('takes a blank SVC_API_KEY as unset (the stored key is used then)', () => {
+    expect(parseConfig({ SVC_API_KEY: '   ' }).pods.apiKey).toBeNull();
+    expect(parseConfig({ SVC_API_KEY: ' sk_padded ' }).pods.apiKey).toBe('sk_padded');
   });
 
   it('never echoes METRICS_TOKEN in an error', () => {

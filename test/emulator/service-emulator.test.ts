@@ -134,7 +134,7 @@ describe('the service emulator: POST /pods/v1/webhooks as the spec describes', (
 
   it('answers other /pods/v1 routes with not_implemented, unknown routes with not_found', async () => {
     const emu = await emulator();
-    const other = await fetch(`${emu.url}/pods/v1/pods`, { headers: { 'x-api-key': KEY } });
+    const other = await fetch(`${emu.url}/pods/v1/webhooks/some-id`, { headers: { 'x-api-key': KEY } });
     expect(other.status).toBe(501);
     expect(((await other.json()) as { error: { code: string } }).error.code).toBe('not_implemented');
     expect((await fetch(`${emu.url}/nope`)).status).toBe(404);

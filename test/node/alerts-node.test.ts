@@ -138,6 +138,9 @@ describe('alerts from a running podhook serve', () => {
     expect(alert!.text).toMatch(/^podhook was down for 23 h /);
     expect(alert!.text).toContain('disabled_by_us_at');
     expect(alert!.text).toContain('Re-enable it');
+    // Past the ladder the alert says what to run to see the pods podhook may have missed.
+    expect(alert!.text).toContain('`podhook pods --drift`');
+    expect(alert!.podhook.check_command).toBe('podhook pods --drift');
 
     const warn = server
       .output()

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryStore, ImportedDelivery, NewDelivery } from '../../src/core/delivery-store.js';
 import { describeBackfillContract } from './backfill-contract.js';
 import { describeOrderContract } from './order-contract.js';
+import { describeRateBucketContract } from './rate-bucket-contract.js';
 
 export interface StoreUnderTest {
   store: DeliveryStore;
@@ -573,10 +574,11 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
   describeAdminStoreContract(name, open);
   describeOrderContract(name, open, newDelivery);
   describeBackfillContract(name, open, newDelivery);
+  describeRateBucketContract(name, open);
 }
 
 /** Runs a test body on a freshly opened store, closing it afterwards. */
-function storeRunner(open: () => Promise<StoreUnderTest>) {
+export function storeRunner(open: () => Promise<StoreUnderTest>) {
   return (fn: (store: DeliveryStore) => Promise<void>) => async () => {
     const s = await open();
     try {

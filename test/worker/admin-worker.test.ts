@@ -125,4 +125,20 @@ describe('admin API (Worker)', () => {
     expect(error.mock.calls.map(([l]) => String(l)).join('\n')).toMatch(/ADMIN_TOKEN must be at least 32 characters/);
     expect(error.mock.calls.map(([l]) => String(l)).join('\n')).not.toContain('too-short');
   });
+
+  it('serves the pods report from D1: 503 not_configured without SVC_BASE_URL; with one, the stored key and a read token taken before the call', async () => {
+    const unconfigured = await call('/_podhook/api/pods');
+    expect(unconfigured.status).toBe(503);
+    expect(((await unconfigured.json()) as { error: { code: string } }).error.code).toBe('not_configured');
+    const store = createD1Store(env.DB);
+    await store.putApiKey({ account: 'default', secret: 'svc_worker_stored_key', fingerprint: 'abcdefabcdef', createdAt: Date.now() });
+    // Nothing listens on port 9: the call is made (with the stored key) and fails as network_error.
+    const res = await call('/_podhook/api/pods', {}, { ...withToken, SVC_BASE_URL: 'http://127.0.0.1:9' });
+    expect(res.status).toBe(502);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({ error: { code: 'service_error', details: { service_code: 'network_error' } } });
+    expect(text).not.toContain('svc_worker_stored_key');
+    const { results } = await env.DB.prepare("select count(*) as n from rate_tokens where bucket = 'reads'").all<{ n: number }>();
+    expect(results[0]!.n).toBe(240);
+  });
 });

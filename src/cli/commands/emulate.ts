@@ -6,13 +6,24 @@ import { defineCommand, EXIT, UsageError } from '../command.js';
 
 export const emulateCommand = defineCommand({
   name: 'emulate',
-  summary: 'Run a local stand-in of the service: create webhooks, emit signed events, retry, disable.',
-  usage: 'podhook emulate [--port N] [--host H] [--time-scale X] [--api-key K] [--allow-local-url]',
-  help: `The service's webhook side, on this machine, for end-to-end tests:
+  summary: 'Run a local stand-in of the service: webhooks, signed events and retries, pods, actions, keys, limits.',
+  usage: 'podhook emulate [--port N] [--host H] [--time-scale X] [--api-key K] [--allow-local-url] [--pods N] [--result-delay-ms MS]',
+  help: `The service, on this machine, for end-to-end tests:
 
   POST /pods/v1/webhooks     as the spec describes: X-API-Key, the URL and event-type rules,
                              {error:{code,message,details}}, x-request-id, 10 webhooks, the
                              60-a-minute write bucket, the secret shown once with secret_note
+  GET  /pods/v1/pods         the pods, newest first, paged (?limit= ?cursor= ?external_ref=),
+                             within the 240-a-minute read bucket
+  POST /pods/v1/pods/{id}/actions
+                             {"action":"diagnose"}: 202, emits a signed pod.action.queued;
+                             diagnose and logs write last_result after --result-delay-ms
+  GET  /pods/v1/pods/{id}/actions
+                             the poll route: {actions, last_result}
+  POST /pods/v1/pods/{id}/keys
+                             a pod endpoint key, its secret shown once (30 an hour)
+  POST /pods/v1/pods/{id}/chat-ticket
+                             a chat ticket (write bucket)
   POST /_emulator/events     {"type":"pod.created","data":{...},"id":"<uuid>"} (data and id
                              optional): delivers to every webhook that takes the type, signed
                              as the service signs (x-svc-signature t=…,v1=…), retried after
@@ -23,6 +34,10 @@ export const emulateCommand = defineCommand({
   GET  /_emulator/deliveries every delivery with its attempts (?event_id= ?webhook_id= ?status=)
   POST /_emulator/faults     {"count":2,"status":500,"code":"internal"}: the next requests to
                              /pods/v1 answer that error
+  GET  /_emulator/pods       the pods; POST one ({"external_ref":"x"}, every field optional),
+                             DELETE /_emulator/pods/{id} to remove one (as if destroyed)
+  GET  /_emulator/actions    every action queued, with its request id
+  GET  /_emulator/buckets    requests let through and refused (429) per bucket
 
 Options:
   --port N            (default 4010; 0 picks a free port)
@@ -34,6 +49,10 @@ Options:
                       reach a receiver on this machine; register them with
                       podhook register --allow-local-url (--allow-local-urls is
                       accepted too)
+  --pods N            pods made at start (default 3; 0 to 1000)
+  --result-delay-ms MS
+                      how long after diagnose or logs is queued its last_result is written
+                      (default: 60000 to 120000 at random, as the spec says)
 
 Logs JSON lines on stdout (webhooks created, each delivery attempt; never a secret).
 Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
@@ -43,6 +62,8 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
     'time-scale': { type: 'string' },
     'api-key': { type: 'string' },
     'allow-local-url': { type: 'boolean' },
+    pods: { type: 'string' },
+    'result-delay-ms': { type: 'string' },
   },
   aliases: { 'allow-local-urls': 'allow-local-url' },
   async run({ values }, io) {
@@ -52,6 +73,12 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
     const timeScale = Number(scaleText);
     if (!/^\d*\.?\d+(e-?\d+)?$/i.test(scaleText) || !(timeScale > 0) || timeScale > 10) {
       throw new UsageError('--time-scale must be a number above 0 and at most 10 (e.g. 0.001)');
+    }
+    const seedText = values.pods ?? '3';
+    if (!/^\d{1,4}$/.test(seedText) || Number(seedText) > 1000) throw new UsageError('--pods must be a whole number from 0 to 1000');
+    const delayText = values['result-delay-ms'];
+    if (delayText !== undefined && (!/^\d{1,9}$/.test(delayText) || Number(delayText) > 600_000)) {
+      throw new UsageError('--result-delay-ms must be a whole number of ms from 0 to 600000');
     }
     const offeredKey = values['api-key'] ?? io.env.SVC_API_KEY;
     const apiKey = offeredKey?.trim() || `emu_${randomBytes(16).toString('hex')}`;
@@ -67,6 +94,8 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
       host: values.host ?? '127.0.0.1',
       timeScale,
       allowLocalUrls: values['allow-local-url'] === true,
+      seedPods: Number(seedText),
+      resultDelayMs: delayText === undefined ? undefined : Number(delayText),
       logger,
     });
     const local = values['allow-local-url'] ? ' --allow-local-url' : '';
@@ -74,6 +103,7 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
   register:   SVC_BASE_URL=${running.url} SVC_API_KEY=${offeredKey?.trim() ? '<your key>' : apiKey} npx podhook register --url <url>${local}
   emit:       curl -X POST ${running.url}/_emulator/events -H 'content-type: application/json' -d '{"type":"pod.created"}'
   log:        curl ${running.url}/_emulator/deliveries
+  pods:       SVC_BASE_URL=${running.url} SVC_API_KEY=… npx podhook pods   (${running.emulator.pods.all().length} seeded)
   retries:    ${SENDER_RETRY_MINUTES.join(', ')} minutes × ${timeScale}
 `);
     logger.info({ url: running.url, time_scale: timeScale, allow_local_urls: values['allow-local-url'] === true }, 'emulator listening');

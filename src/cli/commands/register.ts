@@ -3,6 +3,7 @@ import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from 
 import { dirname, resolve } from 'node:path';
 import { validateCreateWebhookBody } from '../../service-api/create-webhook-body.js';
 import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
+import { baseUrlProblem } from '../../core/pods/base-url.js';
 import { createServiceClient } from '../../service-api/service-client.js';
 import { ServiceError } from '../../service-api/service-error.js';
 import { API_KEY_HOME, type CreatedWebhook } from '../../service-api/webhook.js';
@@ -13,6 +14,7 @@ import { loadValidHandlers } from '../../node/handler-registry.js';
 import { openConfiguredStore, type OpenedStore } from '../../store/node-store.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { HANDLERS_HELP, HANDLERS_OPTION } from '../handlers-option.js';
+import { commandApiKey } from '../stored-api-key.js';
 import { wranglerSecretPut } from '../wrangler-secret-put.js';
 
 /** `podhook register`'s exit codes: one per outcome a script may want to tell apart. */
@@ -56,7 +58,8 @@ ${HANDLERS_HELP}
                      the service itself refuses them (--allow-local-urls is accepted too)
 
 Environment:
-  SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME})
+  SVC_API_KEY    the compute API key, sent as X-API-Key (minted in ${API_KEY_HOME});
+                 unset: the key stored with podhook secrets add --api-key
   SVC_BASE_URL   the compute host, e.g. https://compute.example.com (http only for 127.0.0.1/localhost)
   DATABASE_PATH  where the secret is stored, as for the server (./data/podhook.db)
   DATABASE_URL   PostgreSQL to store it in instead, as for the server (wins over DATABASE_PATH)
@@ -100,9 +103,9 @@ On a failure the service's x-request-id is printed, for support.`,
     );
     if (!verdict.ok) throw new UsageError(`not sent: ${verdict.message}`);
 
-    const apiKey = io.env.SVC_API_KEY?.trim();
+    const apiKey = io.env.SVC_API_KEY?.trim() || (await storedKey(io.env));
     if (!apiKey) {
-      say(`SVC_API_KEY is not set: create a compute API key in ${API_KEY_HOME}, then export SVC_API_KEY. Nothing was sent.`);
+      say(`SVC_API_KEY is not set: create a compute API key in ${API_KEY_HOME}, then export SVC_API_KEY (or store it: podhook secrets add --api-key < key.txt). Nothing was sent.`);
       return EXIT.usage;
     }
     const baseUrl = checkBaseUrl(io.env.SVC_BASE_URL);
@@ -185,6 +188,17 @@ On a failure the service's x-request-id is printed, for support.`,
   },
 });
 
+/** The key `podhook secrets add --api-key` stored, when the configuration reads and a database is there. */
+async function storedKey(env: Record<string, string | undefined>): Promise<string | undefined> {
+  let config;
+  try {
+    config = parseConfig(env);
+  } catch {
+    return undefined; // the configuration's own error is reported below, where it is parsed again
+  }
+  return (await commandApiKey(config))?.key;
+}
+
 /** `--events` split and trimmed, or the handled types, or undefined for every event. */
 async function chosenEventTypes(events: string | undefined, onlyHandled: boolean, registry: string | undefined): Promise<string[] | undefined> {
   if (events !== undefined && onlyHandled) throw new UsageError('--events and --only-handled cannot be used together');
@@ -200,18 +214,9 @@ function checkBaseUrl(value: string | undefined): string {
   if (!value?.trim()) {
     throw new UsageError('SVC_BASE_URL is not set: the compute host, e.g. SVC_BASE_URL=https://compute.example.com');
   }
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw new UsageError(`SVC_BASE_URL is not a URL (got ${JSON.stringify(value)})`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  // The API key travels in a header: never in clear text beyond this machine.
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new UsageError(`SVC_BASE_URL must be https:// (http only for a local emulator on 127.0.0.1 or localhost; got ${url.protocol}//${url.host})`);
-  }
-  return url.href;
+  const problem = baseUrlProblem(value);
+  if (problem) throw new UsageError(`SVC_BASE_URL ${problem}`);
+  return new URL(value.trim()).href;
 }
 
 function checkSecretFilePath(path: string): void {

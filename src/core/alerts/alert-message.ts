@@ -152,6 +152,9 @@ export function handlerFailingAlert({ handler, runs, failures, windowMinutes }: 
   };
 }
 
+/** The command that lists the pods where the service and podhook disagree (`podhook pods`). */
+export const PODS_DRIFT_COMMAND = 'podhook pods --drift';
+
 /**
  * The receiver was down: for how long, what the sender's ladder does with the deliveries it sent
  * meanwhile and until when, and past about 22.4 hours that the webhook is probably disabled.
@@ -164,7 +167,7 @@ export function downtimeAlert(downtime: Downtime): Alert {
     ? `That is longer than the service's retries (${ladder}, about 22.4 hours): it has probably disabled the webhook ` +
       `(disabled_by_us_at set around ${formatUtc(o.disabledAround!)}) and sends nothing more until it is re-enabled. ` +
       `Re-enable it in the service's dashboard, or register a new one with \`podhook register\`; ` +
-      `deliveries it gave up on are not sent again, so check the state of your pods.`
+      `deliveries it gave up on are not sent again: run \`${PODS_DRIFT_COMMAND}\` to compare the service's pods with what podhook holds.`
     : `The service retries deliveries it sent meanwhile after ${ladder}: they should arrive by ${formatUtc(o.retriesDueBy ?? downtime.until)}.`;
   return {
     kind: 'downtime',
@@ -180,6 +183,8 @@ export function downtimeAlert(downtime: Downtime): Alert {
         retries_due_by: iso(o.retriesDueBy),
         probably_disabled: o.probablyDisabled,
         disabled_around: iso(o.disabledAround),
+        // What to run to see what podhook missed; only once the downtime outlasted the ladder.
+        check_command: o.probablyDisabled ? PODS_DRIFT_COMMAND : null,
       },
     },
   };

@@ -4,7 +4,8 @@ import { backfillJson } from '../../core/backfill/progress.js';
 import { backfillPlanJson, planBackfill, startBackfill, type BackfillRequest } from '../../core/backfill/start-backfill.js';
 import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
-import { InvalidRequestError } from '../../core/errors.js';
+import { InvalidRequestError, PodhookError } from '../../core/errors.js';
+import { PodsError, PodsRateLimited } from '../../core/pods/pods-error.js';
 import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
 import { errorBody } from '../ingest.js';
 import { readOrderWaits, waitingOnOf } from '../../core/order/waiting-on.js';
@@ -161,5 +162,35 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
     return c.json(statsAnswer(stats, router, { now, hours, downtime: await ctx.lastDowntime() }));
   });
 
+  api.get('/pods', async (c) => {
+    const drift = c.req.query('drift');
+    if (drift !== undefined && !['true', 'false', '1', '0'].includes(drift)) throw new InvalidRequestError('drift must be true or false', 'invalid_query', { field: 'drift' });
+    if (!ctx.podsReport) throw new PodhookError('not_configured', 503, 'The pods report is not available in this receiver.');
+    try {
+      return c.json(await ctx.podsReport({ driftOnly: drift === 'true' || drift === '1' }));
+    } catch (error) {
+      throw serviceFailure(error);
+    }
+  });
+
   return api;
+}
+
+/**
+ * A failed call to the service, as the admin API answers it: not as the service's own status (its
+ * 401 is about the API key, not the admin token), but 429 with when to try again, or 502 with the
+ * service's code and request id.
+ */
+function serviceFailure(error: unknown): unknown {
+  if (error instanceof PodsRateLimited) {
+    return new PodhookError('rate_limited', 429, `The account's ${error.bucket} bucket has no token before ${new Date(error.retryAt).toISOString()}.`, {
+      details: { bucket: error.bucket, retry_at: new Date(error.retryAt).toISOString(), request_id: error.requestId },
+    });
+  }
+  if (error instanceof PodsError) {
+    return new PodhookError('service_error', 502, `The service failed the pods report (${error.code}): ${error.message}`, {
+      details: { service_code: error.code, service_status: error.status, request_id: error.requestId },
+    });
+  }
+  return error;
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeliveryStore, ScanDeliveriesOptions } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
+import type { PodsReporter } from '../../core/pods/pods-report.js';
 import type { AdminAuth } from './admin-auth.js';
 import type { Downtime } from './admin-queries.js';
 
@@ -15,6 +16,8 @@ export interface AdminContext {
   pollMs: number;
   sleep: (ms: number) => Promise<void>;
   lastDowntime: () => Promise<Downtime | null>;
+  /** The service's pods beside podhook's (`GET /api/pods`); absent when not wired. */
+  podsReport?: PodsReporter;
   /** A backfill was started here: this receiver's runner looks for it at once. */
   backfillStarted: () => void;
   /** Hands these deliveries back to the dispatcher; resolves with how many. */

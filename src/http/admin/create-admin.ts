@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import type { DeliveryStore } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
 import type { Logger } from '../../core/observability/logger.js';
+import type { PodsReporter } from '../../core/pods/pods-report.js';
 import { createRequeuer } from '../../core/transfer/requeue-deliveries.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { createAdminApi } from './admin-api.js';
@@ -43,6 +44,8 @@ export interface AdminOptions {
   /** The pause before a refused attempt is answered; doubles per refusal in the last minute. */
   failureDelay?: { baseMs: number; maxMs: number };
   sleep?: (ms: number) => Promise<void>;
+  /** `GET /api/pods`: the service's pods beside what podhook holds; absent: the route answers 503 `not_configured`. */
+  podsReport?: PodsReporter;
 }
 
 /**
@@ -64,6 +67,7 @@ export function createAdmin({
   settleMs = 0,
   failureDelay,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
+  podsReport,
 }: AdminOptions): Hono<AdminEnv> {
   const auth = createAdminAuth({ token, logger, clock, failureDelay, sleep });
   const requeue = createRequeuer({ store, router, clock });
@@ -85,6 +89,7 @@ export function createAdmin({
     sleep,
     lastDowntime,
     backfillStarted,
+    podsReport,
     replay: replayIds,
     async replayMatching(filters, handler) {
       const ids: string[] = [];

@@ -5,6 +5,7 @@ import { NONCE, secureHeaders } from 'hono/secure-headers';
 import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
 import type { ScanDeliveriesOptions } from '../../core/delivery-store.js';
 import { PodhookError } from '../../core/errors.js';
+import { PODS_DRIFT_COMMAND } from '../../core/alerts/alert-message.js';
 import { deliveryJson } from '../../core/transfer/delivery-export.js';
 import { errorBody } from '../ingest.js';
 import { createAdminApi } from './admin-api.js';
@@ -88,7 +89,9 @@ function Banner({ stats }: { stats: StatsAnswer }) {
       {d ? (
         <p class="banner down" role="alert">
           <strong>podhook was down for {d.minutes < 120 ? `${d.minutes} min` : `${+(d.minutes / 60).toFixed(1)} h`}</strong> ({d.from} to {d.until}). The sender retries after {SENDER_RETRY_MINUTES.join(', ')} min;
-          {d.minutes * 60_000 > GIVE_UP_AFTER_MS ? ' past about 22.4 h it has probably disabled the webhook: re-enable it.' : ' deliveries sent meanwhile should arrive on its retries.'}
+          {d.minutes * 60_000 > GIVE_UP_AFTER_MS
+            ? ` past about 22.4 h it has probably disabled the webhook: re-enable it, and run ${PODS_DRIFT_COMMAND} (or GET /_podhook/api/pods?drift=true) to see the pods podhook may have missed.`
+            : ' deliveries sent meanwhile should arrive on its retries.'}
         </p>
       ) : null}
     </>

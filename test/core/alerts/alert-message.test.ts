@@ -24,7 +24,9 @@ describe('alert messages', () => {
       retries_due_by: '2026-11-25T06:05:00.000Z',
       probably_disabled: false,
       disabled_around: null,
+      check_command: null,
     });
+    expect(payload.text).not.toContain('podhook pods');
   });
 
   it('downtime past about 22.4 hours: the webhook is probably disabled (disabled_by_us_at) and must be re-enabled', () => {
@@ -33,7 +35,8 @@ describe('alert messages', () => {
     expect(payload.text).toContain('about 22.4 hours');
     expect(payload.text).toContain('disabled_by_us_at set around 2026-11-25 23:21 UTC');
     expect(payload.text).toContain('Re-enable it');
-    expect(payload.podhook).toMatchObject({ probably_disabled: true, retries_due_by: null, disabled_around: '2026-11-25T23:21:00.000Z' });
+    expect(payload.text).toContain('run `podhook pods --drift` to compare the service\'s pods with what podhook holds');
+    expect(payload.podhook).toMatchObject({ probably_disabled: true, retries_due_by: null, disabled_around: '2026-11-25T23:21:00.000Z', check_command: 'podhook pods --drift' });
   });
 
   it('dead on arrival: the reason, no handler, keyed by the type apart from dispatch deaths', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createWriteBucket } from '../../src/emulator/write-bucket.js';
+import { createRequestBucket } from '../../src/emulator/request-bucket.js';
 
-describe('write bucket', () => {
+describe('request bucket', () => {
   it('allows the limit per window from its first request, then says how long until the window ends', () => {
     let now = 10_000;
-    const bucket = createWriteBucket({ limit: 2, windowMs: 60_000, clock: () => now });
+    const bucket = createRequestBucket({ limit: 2, windowMs: 60_000, clock: () => now });
     expect(bucket.take()).toEqual({ ok: true });
     now += 30_000;
     expect(bucket.take()).toEqual({ ok: true });
@@ -15,5 +15,6 @@ describe('write bucket', () => {
     expect(bucket.take()).toEqual({ ok: true });
     expect(bucket.take()).toEqual({ ok: true });
     expect(bucket.take()).toEqual({ ok: false, retryAfterSeconds: 60 });
+    expect(bucket.counts()).toEqual({ allowed: 4, refused: 3 });
   });
 });
