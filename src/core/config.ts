@@ -1,3 +1,4 @@
+import { parseStepKey } from './steps/seal.js';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { splitSecrets } from './signing/secret-source.js';
@@ -24,7 +25,7 @@ const integer = (min: number, max: number) =>
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 /** Variables whose values never appear in an error message. */
-const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN', 'METRICS_TOKEN', 'SVC_API_KEY']);
+const SECRET_VARIABLES = new Set(['SVC_WEBHOOK_SECRET', 'ADMIN_TOKEN', 'METRICS_TOKEN', 'SVC_API_KEY', 'STEP_ENCRYPTION_KEY']);
 
 /** A bucket size such as `60/1m` (see `parseBucketSize`). */
 const bucketSize = z.string().superRefine((v, ctx) => {
@@ -73,6 +74,7 @@ const ConfigSchema = z.object({
   SHUTDOWN_GRACE_MS: optional(integer(0, 3_600_000)),
   ADMIN_TOKEN: optional(z.string().min(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)),
   SVC_API_KEY: optional(z.string()),
+  STEP_ENCRYPTION_KEY: optional(z.string().refine((v) => parseStepKey(v) !== null, 'must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)')),
   SVC_BASE_URL: optional(z.string().superRefine((v, ctx) => {
     const problem = baseUrlProblem(v);
     if (problem) ctx.addIssue({ code: 'custom', message: problem.replace(/ \(got .*\)$/, '') });
@@ -139,6 +141,8 @@ export interface Config {
   };
   /** `ADMIN_TOKEN`: the admin API and inspector (`/_podhook/*`) are off when null. */
   adminToken: string | null;
+  /** `STEP_ENCRYPTION_KEY`: seals the results of sensitive durable steps; null: a sensitive step fails, naming it. */
+  stepEncryptionKey: string | null;
   /** Bearer token `GET /metrics` asks for; unset: open (expose it only inside your network). */
   metricsToken: string | null;
   /** The service's pod surface as podhook calls it (the pod client, `podhook pods`). */
@@ -213,6 +217,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       minIntervalMinutes: e.ALERT_MIN_INTERVAL_MINUTES ?? 10,
     },
     adminToken: e.ADMIN_TOKEN ?? null,
+    stepEncryptionKey: e.STEP_ENCRYPTION_KEY ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
     pods: {
       baseUrl: e.SVC_BASE_URL?.trim() ?? null,

@@ -5,6 +5,7 @@ import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, Qu
 import type { RateBucketStore } from './limits/rate-bucket-store.js';
 import type { DriftDifference } from './shapes/payload-drift.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
+import type { StepStore } from './steps/step-record.js';
 
 export interface ListDeliveriesOptions {
   status?: DeliveryStatus;
@@ -43,8 +44,11 @@ export interface HandlerRun {
   outcome?: HandlerAttemptOutcome;
 }
 
-/** How a recorded run ended: `interrupted` only for a run cut short that is due again (its thread was replaced). */
-export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'skipped' | 'interrupted';
+/**
+ * How a recorded run ended: `parked` at a durable sleep (due again at its wake time);
+ * `interrupted` only for a run cut short that is due again (its thread was replaced).
+ */
+export type HandlerAttemptOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'skipped' | 'interrupted' | 'parked';
 
 /** One handler run in a delivery's history (every run after its first failure is kept). */
 export interface HandlerAttempt {
@@ -297,7 +301,8 @@ export interface DeliveryStore
     ListenCursorStore,
     BackfillStore,
     RateBucketStore,
-    ApiKeyStore {}
+    ApiKeyStore,
+    StepStore {}
 
 export interface RequeueOptions {
   owner: string;

@@ -47,3 +47,16 @@ export function isoTime(ms: number | null | undefined): string | null {
   const date = new Date(ms);
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
+
+const SPAN = /^(\d{1,12})(ms|s|m|h|d)$/;
+const SPAN_UNIT_MS = { ms: 1, ...UNIT_MS } as const;
+
+/**
+ * A span of time as a sleep takes it: milliseconds (a number, or `'500ms'`), or `'90s'`, `'2m'`,
+ * `'1h'`, `'1d'`. Milliseconds, or null for anything else (a negative, fractional or unknown unit).
+ */
+export function parseSpan(value: number | string): number | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
+  const m = SPAN.exec(value.trim());
+  return m ? Number(m[1]) * SPAN_UNIT_MS[m[2] as keyof typeof SPAN_UNIT_MS] : null;
+}

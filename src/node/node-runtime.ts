@@ -14,6 +14,7 @@ import { UnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
 import { receiverRedactor } from '../core/observability/redact-secrets.js';
+import { storeJournals } from '../core/steps/index.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createBodyBudget } from '../http/body-budget.js';
 import { errorBody, type PodhookApp } from '../http/create-app.js';
@@ -134,6 +135,8 @@ export function createNodeRuntime({
           timeoutOf: (name) => handlers.find((h) => h.name === name)?.timeoutMs,
           observer: metrics.threads,
           redact,
+          journals: storeJournals(store),
+          stepKey: config.stepEncryptionKey,
         })
       : null;
   const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);

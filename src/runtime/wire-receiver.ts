@@ -23,6 +23,8 @@ import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
+import { createStepSeal, storeJournals } from '../core/steps/index.js';
+import { stepSpans } from '../core/tracing/index.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
@@ -159,6 +161,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
     redact,
+    steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
   });
 
   const shapes = parts.payloads?.shapes;

@@ -10,6 +10,7 @@ import { orderMethods } from './order-methods.js';
 import { quarantineMethod } from './quarantine-method.js';
 import { rateBucketMethods } from './rate-bucket-methods.js';
 import { secretMethods } from './secret-methods.js';
+import { stepMethods } from './step-methods.js';
 import type { StoreBackend } from './store-backend.js';
 import { transferMethods } from './transfer-methods.js';
 
@@ -38,5 +39,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...backfillMethods(backend),
     ...rateBucketMethods(backend),
     ...apiKeyMethods(backend),
+    ...stepMethods(backend),
   };
 }

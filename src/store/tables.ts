@@ -119,7 +119,7 @@ export function defineTables(k: DialectKit) {
       handler: k.text('handler').notNull(),
       /** This handler's run count for the event: 1 on its first run. */
       attempt: k.int('attempt').notNull(),
-      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload', 'skipped', 'interrupted'] }).notNull(),
+      outcome: k.text('outcome', { enum: ['succeeded', 'failed', 'timeout', 'invalid_payload', 'skipped', 'interrupted', 'parked'] }).notNull(),
       error: k.text('error'),
       durationMs: k.int('duration_ms'),
       finishedAt: k.int64('finished_at').notNull(),
@@ -298,5 +298,37 @@ export function defineTables(k: DialectKit) {
     createdAt: k.int64('created_at').notNull(),
   });
 
-  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys };
+  /**
+   * Durable steps (`ctx.step`, `ctx.sleep`): one row per step of a handler's run of a delivery,
+   * by position, its result recorded once done. Pruned with its delivery.
+   */
+  const handlerSteps = k.table(
+    'handler_steps',
+    {
+      eventId: k.text('event_id').notNull(),
+      handler: k.text('handler').notNull(),
+      /** Its position in the run, from 1. */
+      seq: k.int('seq').notNull(),
+      name: k.text('name').notNull(),
+      kind: k.text('kind', { enum: ['step', 'sleep'] }).notNull(),
+      state: k.text('state', { enum: ['done', 'failed', 'sleeping'] }).notNull(),
+      attempts: k.int('attempts').notNull(),
+      /** `{"v":…}` JSON, or a sealed text when `sensitive` (AES-256-GCM, STEP_ENCRYPTION_KEY). */
+      result: k.text('result'),
+      sensitive: k.int('sensitive').notNull().default(0),
+      resultBytes: k.int('result_bytes'),
+      error: k.text('error'),
+      wakeAt: k.int64('wake_at'),
+      startedAt: k.int64('started_at').notNull(),
+      finishedAt: k.int64('finished_at'),
+      durationMs: k.int('duration_ms'),
+    },
+    (t) => [
+      k.primaryKey({ columns: [t.eventId, t.handler, t.seq] }),
+      // Partial: the parked runs, for metrics and `podhook deliveries`.
+      k.index('handler_steps_sleeping_idx').on(t.wakeAt).where(sql`${t.state} = 'sleeping'`),
+    ],
+  );
+
+  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps };
 }

@@ -112,7 +112,8 @@ export function createAlerter({
     instrument: { subscriber: {
       handlerFinished(handler, _type, outcome) {
         // A stale run an ordered handler skipped is no failure.
-        const verdict = memory.failing.record(handler, outcome !== 'succeeded' && outcome !== 'skipped');
+        // Parked at a sleep, or cut short and due again, is no failure either.
+        const verdict = memory.failing.record(handler, outcome !== 'succeeded' && outcome !== 'skipped' && outcome !== 'parked' && outcome !== 'interrupted');
         if (verdict) void send(handlerFailingAlert({ ...verdict, windowMinutes: FAILING_WINDOW_MINUTES }));
       },
       deliveryFinished(eventType, status, detail) {

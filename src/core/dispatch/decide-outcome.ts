@@ -49,8 +49,10 @@ export function decideOutcome(
   let failed = false;
   let permanent = false;
   let skipped = false;
+  /** How far up the retry ladder the failures are: a durable step counts its own tries (each step gets the whole ladder). */
+  let ladder = 0;
   for (const r of results) {
-    // Cut short but due again (its thread was replaced): a wait, neither a success nor a failure.
+    // Parked at a sleep, or cut short but due again: a wait, neither a success nor a failure.
     if (r.waitUntil !== undefined) {
       waitUntil = Math.min(waitUntil ?? Infinity, r.waitUntil);
       continue;
@@ -60,6 +62,7 @@ export function decideOutcome(
     if (!r.ok) {
       failed = true;
       if (r.permanent) permanent = true;
+      ladder = Math.max(ladder, r.stepAttempt ?? delivery.attempts + 1);
     }
   }
   // An attempt that ends with a handler waiting (nothing failed) is not counted: the delivery's
@@ -74,8 +77,10 @@ export function decideOutcome(
   if (!failed && waitUntil !== undefined) return outcome(delivery.eventId, owner, 'queued', attempts, note, waitUntil, now, runs, durationMs);
   if (!failed) return outcome(delivery.eventId, owner, 'processed', attempts, note, null, now, runs, durationMs);
   const lastError = describeFailures(results);
-  if (permanent || attempts >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs, durationMs);
-  return outcome(delivery.eventId, owner, 'failed', attempts, lastError, now + retryDelayMs(attempts, backoff), now, runs, durationMs);
+  if (permanent || ladder >= maxAttempts) return outcome(delivery.eventId, owner, 'dead', attempts, lastError, null, now, runs, durationMs);
+  // A handler that waits (parked) beside the one that failed is due again at its own time, if sooner.
+  const retryAt = Math.min(now + retryDelayMs(ladder, backoff), waitUntil ?? Infinity);
+  return outcome(delivery.eventId, owner, 'failed', attempts, lastError, retryAt, now, runs, durationMs);
 }
 
 function outcome(

@@ -82,7 +82,7 @@ export function createDispatchAttempt({ store, gate, wakeAt, router, run, runner
         const plan = await gate.open({ delivery, payload, pending, now: clock(), attemptOf, events, logger });
         settle = plan?.settle;
         const ran = await runAttemptHandlers({
-          delivery, plan, pending, attemptOf, run, events, now: clock,
+          delivery, plan, pending, attemptOf, run, events, now: clock, claimId,
           payloadFor: typedPayloads(payloadSchemas, delivery.eventType, payload),
         });
         results = ran.results;

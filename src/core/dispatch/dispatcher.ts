@@ -12,7 +12,7 @@ import type { HandlerRunner } from './handler-runner.js';
 import { createLeaseDrain } from './lease-drain.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
-import { createHandlerRunner } from './run-handler.js';
+import { createHandlerRunner, type RunnerSteps } from './run-handler.js';
 import type { PayloadSchemaMap } from './typed-payload.js';
 import { createWakeTimer } from './wake-timer.js';
 
@@ -60,6 +60,8 @@ export interface DispatcherOptions {
   payloadSchemas?: PayloadSchemaMap;
   /** Hides secrets in handlers' errors before they are logged or recorded (for the default runner; a runner given brings its own). */
   redact?: (text: string) => string;
+  /** Durable steps for the default runner (`ctx.step`, `ctx.sleep`): where they are kept, the seal of sensitive results. */
+  steps?: RunnerSteps;
 }
 
 /** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
@@ -126,7 +128,8 @@ export function createDispatcher({
   handOffQueue = concurrency * 8,
   random = Math.random,
   redact,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }),
+  steps,
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps }),
   gate = PASS_THROUGH_GATE,
   instruments = [],
   schedule,

@@ -1,7 +1,7 @@
 import type { HandlerRun } from '../delivery-store.js';
 
 /** How one handler call ended. */
-export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted' | 'skipped';
+export type HandlerOutcome = 'succeeded' | 'failed' | 'timeout' | 'invalid_payload' | 'interrupted' | 'skipped' | 'parked';
 
 /** The result of one handler call. */
 export interface HandlerResult {
@@ -22,10 +22,14 @@ export interface HandlerResult {
   outcome: HandlerOutcome;
   /**
    * The call did not finish and is no attempt, but the delivery is not given up either: it is due
-   * again at this time (epoch ms), its attempt count unchanged (a call its handler thread's
-   * replacement cut short). Set with `interrupted`.
+   * again at this time (epoch ms), its attempt count unchanged: a run parked at a sleep (outcome
+   * `parked`), or a call its handler thread's replacement cut short (`interrupted`).
    */
   waitUntil?: number;
+  /** A durable step failed: that step's own try, which the retry ladder counts (each step gets the whole ladder). */
+  stepAttempt?: number;
+  /** What the run did with its durable steps (absent: it used none). */
+  steps?: { succeeded: number; failed: number; replayed: number };
 }
 
 /** A result settled without calling the handler (a gate's skip or failure). */
@@ -59,9 +63,9 @@ export function describeSkips(results: readonly HandlerResult[]): string | null 
 
 /** The failures of one attempt as one `last_error` line: `handler: error; handler: error`. */
 export function describeFailures(results: readonly HandlerResult[]): string | null {
-  if (results.every((r) => r.ok)) return null;
-  return results
-    .filter((r) => !r.ok)
+  const failures = results.filter((r) => !r.ok && r.waitUntil === undefined);
+  if (failures.length === 0) return null;
+  return failures
     .map((f) => `${f.handler}: ${f.error}`)
     .join('; ')
     .slice(0, 2000) || null;

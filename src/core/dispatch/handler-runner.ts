@@ -19,6 +19,8 @@ export interface HandlerCall {
   attempt: number;
   /** What the attempt's gate adds to the handler's context. */
   context?: GateContext;
+  /** The claim the attempt holds the delivery under: a durable step is recorded only while it does. */
+  claimId?: string;
 }
 
 /** Runs one handler call; never throws. */

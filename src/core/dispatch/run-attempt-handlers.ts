@@ -23,6 +23,8 @@ export interface RunAttemptHandlersOptions {
   run: RunHandler;
   events: DispatchEvents;
   now: () => number;
+  /** The claim the attempt holds the delivery under (durable steps are fenced by it). */
+  claimId: string;
 }
 
 /**
@@ -30,15 +32,20 @@ export interface RunAttemptHandlersOptions {
  * `handlerStarted` and `handlerFinished`, a settled one as `handlerFinished`, a wait as the time the
  * delivery is due again. The dispatcher and `podhook replay` run them alike.
  */
-export async function runAttemptHandlers({ delivery, plan, pending, payloadFor, attemptOf, run, events, now }: RunAttemptHandlersOptions): Promise<AttemptHandlers> {
+export async function runAttemptHandlers({ delivery, plan, pending, payloadFor, attemptOf, run, events, now, claimId }: RunAttemptHandlersOptions): Promise<AttemptHandlers> {
   const one = async (handler: HandlerDefinition, context?: GateContext): Promise<HandlerResult> => {
     events.emit('handlerStarted', handler.name, delivery.eventType, now() - delivery.receivedAt);
-    const result = await run({ handler, delivery, payload: () => payloadFor(handler), attempt: attemptOf(handler), context });
+    const result = await run({ handler, delivery, payload: () => payloadFor(handler), attempt: attemptOf(handler), context, claimId });
     events.emit('handlerFinished', handler.name, delivery.eventType, result.outcome, result.durationMs);
     return result;
   };
-  if (plan === null) return { results: await Promise.all(pending.map((h) => one(h))) };
   let waitUntil: number | undefined;
+  const waited = (results: HandlerResult[]): AttemptHandlers => {
+    // A run parked at a sleep waits too, until its wake time.
+    for (const r of results) if (r.waitUntil !== undefined) waitUntil = Math.min(waitUntil ?? Infinity, r.waitUntil);
+    return waitUntil === undefined ? { results } : { results, waitUntil };
+  };
+  if (plan === null) return waited(await Promise.all(pending.map((h) => one(h))));
   const results = await Promise.all(
     plan.steps.flatMap((step): Promise<HandlerResult>[] => {
       if (step.kind === 'run') return [one(step.handler, step.context)];
@@ -50,5 +57,5 @@ export async function runAttemptHandlers({ delivery, plan, pending, payloadFor, 
       return [];
     }),
   );
-  return waitUntil === undefined ? { results } : { results, waitUntil };
+  return waited(results);
 }

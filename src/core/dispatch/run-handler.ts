@@ -6,6 +6,8 @@ import { eventOf } from '../events/event-of.js';
 import type { HandlerOutcome, HandlerResult } from './handler-result.js';
 import type { HandlerCall, HandlerRunner } from './handler-runner.js';
 import { HandlerTimeoutError, RunningCall } from './running-call.js';
+import { RunContext } from './run-context.js';
+import { HandlerSteps, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
 import { describeIssues, RefusedPayload } from './typed-payload.js';
 
 export type { HandlerOutcome, HandlerResult } from './handler-result.js';
@@ -18,7 +20,27 @@ export interface HandlerRunnerOptions {
   handlerTimeoutMs: number;
   /** Hides secrets in a handler's error before it is logged or recorded (`createSecretRedactor`). */
   redact?: (text: string) => string;
+  /** Durable steps (`ctx.step`, `ctx.sleep`): where each run's steps are kept, and the seal of sensitive results. */
+  steps?: RunnerSteps;
 }
+
+/** What a runner needs for handlers' durable steps. */
+export interface RunnerSteps {
+  journals: StepJournals;
+  seal: StepSeal;
+  /** Wraps each step's function (a span under the handler's). */
+  span?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
+}
+
+const NO_JOURNAL = {
+  load: () => Promise.reject(new StepError('step_failed', 'durable steps need a store: this runner has none (the test kit: pass `steps` to runHandler)', true)),
+  save: () => Promise.reject(new Error('no step journal')),
+};
+
+const NO_SEAL: StepSeal = {
+  seal: () => Promise.reject(new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true)),
+  open: () => Promise.reject(new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true)),
+};
 
 /** Calls a handler; a synchronous throw becomes a rejection. */
 function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: HandlerContext): Promise<unknown> {
@@ -34,11 +56,11 @@ function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: 
  * test kit reuse): the handler's schema first, then the call raced against its time limit with an
  * `AbortSignal`, then one `handler run` log line with its outcome and duration.
  */
-export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }: HandlerRunnerOptions): HandlerRunner {
+export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps }: HandlerRunnerOptions): HandlerRunner {
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
-  async function run({ handler: h, delivery, payload: payloadOf, attempt, context }: HandlerCall): Promise<HandlerResult> {
+  async function run({ handler: h, delivery, payload: payloadOf, attempt, context, claimId }: HandlerCall): Promise<HandlerResult> {
     const log = logger.child({ event_id: delivery.eventId, event_type: delivery.eventType, handler: h.name, attempt });
     const started = clock();
     const timeoutMs = h.timeoutMs ?? handlerTimeoutMs;
@@ -75,22 +97,47 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }:
     calls.add(call);
     const timer = setTimeout(() => call.end(new HandlerTimeoutError(timeoutMs)), timeoutMs);
     const event = eventOf(delivery, parsed, attempt);
+    const makeSteps = () =>
+      new HandlerSteps({
+        eventId: delivery.eventId,
+        handler: h.name,
+        journal: steps ? steps.journals({ eventId: delivery.eventId, handler: h.name, claimId: claimId ?? '' }) : NO_JOURNAL,
+        clock,
+        seal: steps?.seal ?? NO_SEAL,
+        redact,
+        span: steps?.span,
+      });
+    // A handler that ignores its signal is no longer awaited after its time limit.
+    const ctx = new RunContext(log, () => call.signal, makeSteps, context);
+    let failed: HandlerOutcome = 'failed';
     try {
-      // A handler that ignores its signal is no longer awaited after its time limit.
-      const ctx: HandlerContext = { log, get signal() { return call.signal; }, ...context };
       await call.race(invoke(h, event, ctx));
       result.ok = true;
-      report('succeeded');
     } catch (error) {
       result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       if (error instanceof Error) result.errorName = error.name;
       result.interrupted = call.interrupted;
-      report(call.interrupted ? 'interrupted' : error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+      if (call.interrupted) failed = 'interrupted';
+      else if (error instanceof HandlerTimeoutError) failed = 'timeout';
+      // A step that cannot work on another run (a changed handler, a result that is not JSON) makes the delivery dead.
+      if (error instanceof StepError && error.permanent) result.permanent = true;
+      if (error instanceof RunParked && !ctx.steps) result.error = 'RunParked: thrown outside a sleep';
     } finally {
       clearTimeout(timer);
       calls.delete(call);
+      if (ctx.steps) ctx.steps.closed = true;
     }
-    return result;
+    const tally = ctx.steps?.tally;
+    if (tally) {
+      result.steps = { succeeded: tally.succeeded, failed: tally.failed, replayed: tally.replayed };
+      if (tally.failedAttempt !== undefined && !result.ok) result.stepAttempt = tally.failedAttempt;
+    }
+    // Parked at a sleep (whatever the handler did with the throw): no attempt, due again at its wake time.
+    if (tally?.parkedUntil !== undefined && !result.interrupted) {
+      Object.assign(result, { ok: false, error: null, errorName: undefined, permanent: false, waitUntil: tally.parkedUntil });
+      return report('parked');
+    }
+    return report(result.ok ? 'succeeded' : failed);
   }
 
   return {

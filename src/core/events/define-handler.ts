@@ -3,6 +3,7 @@ import type { EventPayload } from './event-schemas.js';
 import type { EventType } from './event-types.js';
 import type { Logger } from '../observability/logger.js';
 import type { OrderContext, OrderOption, OrderOptions } from '../order/order-types.js';
+import type { HandlerStepApi } from '../steps/handler-steps.js';
 
 // A registered symbol, so a handler made by another copy of this module (dist/ and src/) still counts.
 const DEFINED = Symbol.for('podhook.defineHandler');
@@ -46,7 +47,7 @@ export type PodEventOf<T extends EventType, P = undefined> = T extends EventType
   ? PodEvent<T, P extends undefined ? EventPayload<T> : P>
   : never;
 
-export interface HandlerContext {
+export interface HandlerContext extends HandlerStepApi {
   /** A child logger bound to the event id, type, handler and attempt. */
   log: Logger;
   /** Aborted when the handler's time limit is reached: pass it to fetch() and friends. */

@@ -121,7 +121,7 @@ export function createPodhookMetrics(
       handlerFinished(handler, _type, outcome, durationMs) {
         runs.inc({ handler, outcome });
         handlerSeconds.observe({ handler }, durationMs / 1000);
-        if (outcome !== 'succeeded' && outcome !== 'interrupted' && outcome !== 'skipped') failures.inc({ handler });
+        if (outcome !== 'succeeded' && outcome !== 'interrupted' && outcome !== 'skipped' && outcome !== 'parked') failures.inc({ handler });
       },
       deliveryFinished(type, status) {
         finished.inc({ status, event_type: typeLabel(type) });

@@ -8,8 +8,8 @@ export type Redact = (text: string) => string;
 export const MIN_SECRET_CHARS = 8;
 
 /** What no error text may quote: the configured signing secrets and tokens (stored secrets come from the store). */
-export function configuredSecrets(config: Pick<Config, 'secrets' | 'adminToken' | 'metricsToken'>): (string | null)[] {
-  return [...config.secrets, config.adminToken, config.metricsToken];
+export function configuredSecrets(config: Pick<Config, 'secrets' | 'adminToken' | 'metricsToken'> & Partial<Pick<Config, 'stepEncryptionKey' | 'pods'>>): (string | null | undefined)[] {
+  return [...config.secrets, config.adminToken, config.metricsToken, config.stepEncryptionKey, config.pods?.apiKey];
 }
 
 /**
@@ -46,6 +46,6 @@ export const redactNothing: Redact = (text) => text;
  * A receiver's redactor: the signing secrets it knows (configured, and stored ones as last read)
  * and its tokens. Node builds it once for the handler threads and the wiring alike.
  */
-export function receiverRedactor(config: Pick<Config, 'adminToken' | 'metricsToken'>, secrets: { known(): Iterable<string> }): Redact {
-  return createSecretRedactor(() => [...secrets.known(), config.adminToken, config.metricsToken]);
+export function receiverRedactor(config: Pick<Config, 'secrets' | 'adminToken' | 'metricsToken'> & Partial<Pick<Config, 'stepEncryptionKey' | 'pods'>>, secrets: { known(): Iterable<string> }): Redact {
+  return createSecretRedactor(() => [...secrets.known(), ...configuredSecrets(config)]);
 }

@@ -28,7 +28,7 @@ export function traceHandler(tracer: Tracer, redact: Redact, run: RunHandler): R
 function endHandlerSpan(span: ReturnType<Tracer['startSpan']>, result: HandlerResult, redact: Redact) {
   const { outcome } = result;
   span.setAttribute(ATTR.outcome, outcome);
-  if (outcome !== 'succeeded' && outcome !== 'skipped') {
+  if (outcome !== 'succeeded' && outcome !== 'skipped' && outcome !== 'parked') {
     const name = result.errorName ?? outcome;
     const text = result.error ?? outcome;
     const message = result.errorName && text.startsWith(`${result.errorName}: `) ? text.slice(result.errorName.length + 2) : text;

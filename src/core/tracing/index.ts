@@ -5,5 +5,6 @@
 export { createTracing, type IngestTracing, type PodhookTracing, type TracingOptions } from './tracing.js';
 export type { AttemptSpanOptions } from './attempt-spans.js';
 export { ATTR, SPAN, TRACER_NAME } from './names.js';
+export { stepSpans, type StepSpan } from './step-spans.js';
 export { formatTraceParent, parseTraceParent } from './trace-parent.js';
 export { parseTracingConfig, type TracingConfig, type TracesSampler } from './tracing-config.js';

@@ -18,6 +18,8 @@ export const SPAN = {
   replay: 'podhook.replay',
   /** One handler's run within an attempt; the handler's own code runs in its context. */
   handler: 'podhook.handler',
+  /** One durable step's function (`ctx.step`), under its handler run's span. */
+  step: 'podhook.step',
 } as const;
 
 export const ATTR = {
@@ -38,4 +40,7 @@ export const ATTR = {
   dispatcher: 'podhook.dispatcher',
   /** An ordered handler's run: whether a newer event of its key already ran (`order.stale`). */
   orderStale: 'podhook.order.stale',
+  /** A durable step's name and its position in its run. */
+  step: 'podhook.step.name',
+  stepSeq: 'podhook.step.seq',
 } as const;

@@ -10,12 +10,13 @@ import type { HandlerRunner } from '../dispatch/handler-runner.js';
 import { parseDeliveryBody } from '../dispatch/parse-delivery-body.js';
 import type { Router } from '../dispatch/router.js';
 import { runAttemptHandlers } from '../dispatch/run-attempt-handlers.js';
-import { createHandlerRunner } from '../dispatch/run-handler.js';
+import { createHandlerRunner, type RunnerSteps } from '../dispatch/run-handler.js';
 import { typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 import { firstAttemptRuns, processedAtFirstAttempt } from './first-attempt-runs.js';
+import type { StepStore } from '../steps/step-record.js';
 
 export interface ReplayerOptions {
-  store: Pick<TransferStore, 'leaseEvents'> & Pick<DispatchStore, 'handlerRuns' | 'completeDispatch'>;
+  store: Pick<TransferStore, 'leaseEvents'> & Pick<DispatchStore, 'handlerRuns' | 'completeDispatch'> & Pick<StepStore, 'dropSteps'>;
   router: Router;
   logger: Logger;
   clock?: Clock;
@@ -38,6 +39,10 @@ export interface ReplayerOptions {
   payloadSchemas?: PayloadSchemaMap;
   /** Hides secrets in handlers' errors before they are logged or recorded (for the default runner). */
   redact?: (text: string) => string;
+  /** Durable steps for the default runner. */
+  steps?: RunnerSteps;
+  /** Drops the handlers' recorded steps first, so they run from the start (`replay --fresh`). */
+  fresh?: boolean;
 }
 
 /**
@@ -85,7 +90,9 @@ export function createReplayer({
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
   redact,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact }),
+  steps,
+  fresh = false,
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps }),
   gate = PASS_THROUGH_GATE,
   instruments = [],
   payloadSchemas,
@@ -114,6 +121,8 @@ export function createReplayer({
     const [leased] = await store.leaseEvents({ eventIds: [delivery.eventId], owner, now: clock(), leaseMs });
     if (!leased) return result('busy', 'a running podhook is dispatching it: try again once it is done');
 
+    // From the start: what the handlers recorded before is dropped (a handler changed under a parked run).
+    if (fresh) for (const h of handlers) await store.dropSteps(leased.eventId, h.name);
     const ledger = await store.handlerRuns([leased.eventId]);
     // A delivery processed at its first attempt has no ledger rows: each handler ran once.
     const first = processedAtFirstAttempt(leased, ledger);
@@ -122,7 +131,7 @@ export function createReplayer({
     const payload = () => body.payload;
     const plan = await gate.open({ delivery: leased, payload, pending: handlers, now: clock(), attemptOf, events, logger });
     const { results: runs, waitUntil } = await runAttemptHandlers({
-      delivery: leased, plan, pending: handlers, attemptOf, run, events, now: clock,
+      delivery: leased, plan, pending: handlers, attemptOf, run, events, now: clock, claimId: owner,
       payloadFor: typedPayloads(payloadSchemas, leased.eventType, payload),
     });
     const ran = new Set(handlers.map((h) => h.name));
@@ -163,7 +172,10 @@ export function createReplayer({
       return result('lost', 'another podhook took the delivery over while it was replayed (its lease ran out): its outcome was not recorded', leased.status, runs);
     }
     if (lastError === null && waitUntil !== undefined) {
-      const waits = plan!.steps.flatMap((st) => (st.kind === 'wait' ? [`${st.handler.name} ${st.reason}`] : []));
+      const waits = [
+        ...(plan?.steps ?? []).flatMap((st) => (st.kind === 'wait' ? [`${st.handler.name} ${st.reason}`] : [])),
+        ...runs.flatMap((r) => (r.outcome === 'parked' ? [`${r.handler} parked at a sleep until ${new Date(r.waitUntil!).toISOString()}`] : [])),
+      ];
       return result('waiting', `${waits.join('; ')}: handed to the dispatcher, which runs it in its turn`, outcome.status, runs);
     }
     return result(lastError === null ? 'succeeded' : 'failed', lastError, outcome.status, runs);

@@ -8,6 +8,9 @@ import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Delivery } from '../../core/delivery.js';
 import { InvalidBodyError, lazyPayload } from '../../core/dispatch/parse-delivery-body.js';
 import { createHandlerRunner } from '../../core/dispatch/run-handler.js';
+import { createStepSeal, type StepJournals } from '../../core/steps/index.js';
+import type { StepRecord } from '../../core/steps/step-record.js';
+import { stepSpans } from '../../core/tracing/step-spans.js';
 import { typedPayloads } from '../../core/dispatch/typed-payload.js';
 import type { HandlerDefinition } from '../../core/events/define-handler.js';
 import { checkRegistryModule, type RegistryModule } from '../../core/events/registry-module.js';
@@ -59,6 +62,23 @@ function stray(kind: 'uncaught_exception' | 'unhandled_rejection', error: unknow
 process.on('uncaughtException', (error) => stray('uncaught_exception', error));
 process.on('unhandledRejection', (reason) => stray('unhandled_rejection', reason));
 
+/** Step reads and writes waiting on the receiver's thread, by request id. */
+const stepRequests = new Map<number, { resolve(records?: StepRecord[]): void; reject(error: Error): void }>();
+let stepRequestSeq = 0;
+function askSteps(request: { op: 'load'; eventId: string; handler: string } | { op: 'save'; step: StepRecord; claimId: string }): Promise<StepRecord[] | undefined> {
+  const rid = ++stepRequestSeq;
+  return new Promise((resolve, reject) => {
+    stepRequests.set(rid, { resolve, reject });
+    post({ t: 'steps', rid, ...request });
+  });
+}
+
+/** A run's steps, kept by the receiver's thread in the store: each write durable before it answers. */
+const threadJournals: StepJournals = ({ eventId, handler, claimId }) => ({
+  load: async () => (await askSteps({ op: 'load', eventId, handler })) ?? [],
+  save: async (step) => void (await askSteps({ op: 'save', step, claimId })),
+});
+
 async function start() {
   const min = Math.max(0, LEVELS.indexOf(data.logLevel as Level));
   const logger = forwardingLogger({}, min);
@@ -74,7 +94,12 @@ async function start() {
   }
   const byName = new Map<string, HandlerDefinition>(loaded.handlers.map((h) => [h.name, h]));
   const schemas = loaded.payloads.schemas;
-  const runner = createHandlerRunner({ logger, clock: Date.now, handlerTimeoutMs: data.handlerTimeoutMs });
+  const runner = createHandlerRunner({
+    logger,
+    clock: Date.now,
+    handlerTimeoutMs: data.handlerTimeoutMs,
+    steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), span: stepSpans() },
+  });
 
   async function run(m: Extract<ToThread, { t: 'run' }>): Promise<ThreadResult> {
     const h = byName.get(m.handler);
@@ -99,7 +124,7 @@ async function start() {
       deliveryCount: 1, status: 'queued', attempts: d.attempts, lastError: null, nextAttemptAt: null, processedAt: null,
     };
     const payloadFor = typedPayloads(schemas, d.eventType, payload);
-    const call = () => calls.run({ id: m.id, handler: h.name }, () => runner.run({ handler: guarded, delivery, payload: () => payloadFor(h), attempt: m.attempt, context: m.context }));
+    const call = () => calls.run({ id: m.id, handler: h.name }, () => runner.run({ handler: guarded, delivery, payload: () => payloadFor(h), attempt: m.attempt, context: m.context, claimId: m.claimId }));
     const parent = m.traceParent ? parseTraceParent(m.traceParent) : null;
     try {
       const r = await (parent ? context.with(trace.setSpanContext(ROOT_CONTEXT, parent), call) : call());
@@ -110,14 +135,19 @@ async function start() {
         const e = running.error;
         return { ok: false, permanent: false, error: describe(e), errorName: e instanceof Error ? e.name : undefined, durationMs: r.durationMs, outcome: 'failed' };
       }
-      return { ok: r.ok, permanent: r.permanent, error: r.error, errorName: r.errorName, durationMs: r.durationMs, outcome: r.outcome };
+      return { ok: r.ok, permanent: r.permanent, error: r.error, errorName: r.errorName, durationMs: r.durationMs, outcome: r.outcome, waitUntil: r.waitUntil, stepAttempt: r.stepAttempt, steps: r.steps };
     } finally {
       failing.delete(m.id);
     }
   }
 
   port.on('message', (m: ToThread) => {
-    if (m.t === 'run') {
+    if (m.t === 'steps') {
+      const waiting = stepRequests.get(m.rid);
+      stepRequests.delete(m.rid);
+      if (m.ok) waiting?.resolve(m.records);
+      else waiting?.reject(new Error(m.error));
+    } else if (m.t === 'run') {
       void run(m).then(
         (result) => post({ t: 'done', id: m.id, result }),
         (error: unknown) => post({ t: 'done', id: m.id, result: { ok: false, permanent: false, error: describe(error), durationMs: 0, outcome: 'failed' } }),

@@ -1,7 +1,8 @@
 // The messages between the receiver's thread and a handler thread (structured clone: plain data,
 // Dates, Uint8Arrays and Errors cross as they are).
 import type { GateContext } from '../../core/dispatch/handler-runner.js';
-import type { HandlerOutcome } from '../../core/dispatch/handler-result.js';
+import type { HandlerOutcome, HandlerResult } from '../../core/dispatch/handler-result.js';
+import type { StepRecord } from '../../core/steps/step-record.js';
 
 /** What a handler thread is started with. */
 export interface ThreadData {
@@ -15,6 +16,8 @@ export interface ThreadData {
   logLevel: string;
   /** Time limit per handler call, unless the handler sets its own. */
   handlerTimeoutMs: number;
+  /** STEP_ENCRYPTION_KEY: sensitive step results are sealed in the thread, before they leave it. */
+  stepKey: string | null;
 }
 
 /** The delivery a call needs, as it crosses: no headers, no lease. */
@@ -29,7 +32,10 @@ export interface ThreadDelivery {
 
 export type ToThread =
   /** Run one handler call; the thread answers `done` with the same id. */
-  | { t: 'run'; id: number; handler: string; delivery: ThreadDelivery; attempt: number; context?: GateContext; traceParent?: string }
+  | { t: 'run'; id: number; handler: string; delivery: ThreadDelivery; attempt: number; context?: GateContext; traceParent?: string; claimId?: string }
+  /** The answer to a thread's `steps` request. */
+  | { t: 'steps'; rid: number; ok: true; records?: StepRecord[] }
+  | { t: 'steps'; rid: number; ok: false; error: string }
   /** End the calls of one delivery (its lease was lost) or every call (shutdown) at once; their results are no longer awaited. */
   | { t: 'abort'; eventId?: string; reason: string }
   /** Flush what the thread keeps (its spans) and exit. */
@@ -43,6 +49,9 @@ export interface ThreadResult {
   errorName?: string;
   durationMs: number;
   outcome: HandlerOutcome;
+  waitUntil?: number;
+  stepAttempt?: number;
+  steps?: HandlerResult['steps'];
 }
 
 export type FromThread =
@@ -51,6 +60,9 @@ export type FromThread =
   /** The registry could not be loaded in the thread. */
   | { t: 'fatal'; error: string }
   | { t: 'done'; id: number; result: ThreadResult }
+  /** A run's durable steps, read or written by the receiver's thread (which holds the store). */
+  | { t: 'steps'; rid: number; op: 'load'; eventId: string; handler: string }
+  | { t: 'steps'; rid: number; op: 'save'; step: StepRecord; claimId: string }
   /** A log line of a handler (its `log`) or of the thread's runner (`handler run`). */
   | { t: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg?: string }
   /**

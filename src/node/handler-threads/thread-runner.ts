@@ -6,6 +6,7 @@ import type { HandlerResult } from '../../core/dispatch/handler-result.js';
 import type { HandlerCall, HandlerRunner } from '../../core/dispatch/handler-runner.js';
 import type { Logger } from '../../core/observability/logger.js';
 import { formatTraceParent } from '../../core/tracing/trace-parent.js';
+import type { StepJournals } from '../../core/steps/step-journal.js';
 import type { FromThread, ThreadData, ToThread } from './thread-protocol.js';
 
 /** Why a handler thread was replaced. */
@@ -40,6 +41,10 @@ export interface ThreadRunnerOptions {
   /** Each handler's own time limit, by name (the receiver's copy of the registry). */
   timeoutOf?: (handler: string) => number | undefined;
   observer?: ThreadPoolObserver;
+  /** Where the threads' handler runs keep their durable steps (the store, from this thread). */
+  journals?: StepJournals;
+  /** STEP_ENCRYPTION_KEY, handed to the threads: sensitive results are sealed there. */
+  stepKey?: string | null;
   /**
    * Hides secrets in what comes back from a thread: each result's error, and the text fields of
    * the log lines of its runner and handlers (the thread never sees the stored secrets).
@@ -90,7 +95,7 @@ function threadData(options: ThreadRunnerOptions): ThreadData {
     const api = createRequire(HERE).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs');
     tsx = { api: new URL(`file://${api}`).href, tsconfig: new URL('../../../tsconfig.json', HERE).pathname };
   }
-  return { registry, entry, tsx, logLevel: options.logLevel, handlerTimeoutMs: options.handlerTimeoutMs };
+  return { registry, entry, tsx, logLevel: options.logLevel, handlerTimeoutMs: options.handlerTimeoutMs, stepKey: options.stepKey ?? null };
 }
 
 /**
@@ -148,6 +153,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
           return logger[m.level](redactFields(m.fields), m.msg === undefined ? undefined : redact(m.msg));
         case 'stray':
           return onStray(thread, m);
+        case 'steps':
+          return void answerSteps(thread, m);
       }
     });
     worker.on('error', (error: Error & { code?: string }) => {
@@ -216,6 +223,21 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     p.resolve({ ...result, handler: p.call.handler.name, attempt: p.call.attempt });
   }
 
+  /** Reads or writes a thread's run's steps in the store, and answers it. */
+  async function answerSteps(thread: Thread, m: Extract<FromThread, { t: 'steps' }>) {
+    const reply = (answer: ToThread) => thread.gone || thread.worker.postMessage(answer);
+    if (!options.journals) return reply({ t: 'steps', rid: m.rid, ok: false, error: 'durable steps need a store: this receiver has none' });
+    try {
+      if (m.op === 'load') reply({ t: 'steps', rid: m.rid, ok: true, records: await options.journals({ eventId: m.eventId, handler: m.handler, claimId: '' }).load() });
+      else {
+        await options.journals({ eventId: m.step.eventId, handler: m.step.handler, claimId: m.claimId }).save(m.step);
+        reply({ t: 'steps', rid: m.rid, ok: true });
+      }
+    } catch (error) {
+      reply({ t: 'steps', rid: m.rid, ok: false, error: redact((error as Error).message) });
+    }
+  }
+
   function onStray(thread: Thread, m: Extract<FromThread, { t: 'stray' }>) {
     observer.stray?.(m.kind, m.handler);
     const fields = { handler: m.handler ?? null, kind: m.kind, err: redact(m.error), run_failed: m.running };
@@ -267,7 +289,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     const traceParent = span ? (formatTraceParent(span) ?? undefined) : undefined;
     const d = call.delivery;
     const message: ToThread = {
-      t: 'run', id, handler: call.handler.name, attempt: call.attempt, context: call.context, traceParent,
+      t: 'run', id, handler: call.handler.name, attempt: call.attempt, context: call.context, traceParent, claimId: call.claimId,
       delivery: { eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, receivedAt: d.receivedAt, attempts: d.attempts, body: d.body },
     };
     return new Promise<HandlerResult>((resolve) => {

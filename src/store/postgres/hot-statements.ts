@@ -131,6 +131,8 @@ export const PRUNE = {
   delete from handler_attempts where event_id in (select event_id from victims)
 ), ordered as (
   delete from ordered_runs where event_id in (select event_id from victims)
+), steps as (
+  delete from handler_steps where event_id in (select event_id from victims)
 )
 delete from deliveries where event_id in (select event_id from victims)
 returning event_id`,

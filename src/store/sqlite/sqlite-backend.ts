@@ -14,7 +14,7 @@ const PRUNABLE = ['processed', 'ignored'] as const;
  * way that is fast on it.
  */
 export function sqliteBackend(db: AnySqliteDatabase, driver: StoreDriver): StoreBackend {
-  const { deliveries, handlerRuns, handlerAttempts, orderedRuns } = schema;
+  const { deliveries, handlerRuns, handlerAttempts, orderedRuns, handlerSteps } = schema;
   const atomic: StoreBackend['atomic'] = (build, options) => driver.atomic(build(db), options);
   return {
     db,
@@ -35,7 +35,7 @@ export function sqliteBackend(db: AnySqliteDatabase, driver: StoreDriver): Store
     completeDispatch: (outcomes) => driver.completeDispatch(outcomes),
     async prune({ before, limit }) {
       // The same ordered subquery picks the victims for every delete, inside one transaction.
-      const [, , , removed] = await atomic((tx) => {
+      const [, , , , removed] = await atomic((tx) => {
         const victims = () =>
           tx
             .select({ id: deliveries.eventId })
@@ -47,6 +47,7 @@ export function sqliteBackend(db: AnySqliteDatabase, driver: StoreDriver): Store
           tx.delete(handlerRuns).where(inArray(handlerRuns.eventId, victims())).returning({ eventId: handlerRuns.eventId }),
           tx.delete(handlerAttempts).where(inArray(handlerAttempts.eventId, victims())).returning({ eventId: handlerAttempts.eventId }),
           tx.delete(orderedRuns).where(inArray(orderedRuns.eventId, victims())).returning({ eventId: orderedRuns.eventId }),
+          tx.delete(handlerSteps).where(inArray(handlerSteps.eventId, victims())).returning({ eventId: handlerSteps.eventId }),
           tx.delete(deliveries).where(inArray(deliveries.eventId, victims())).returning({ eventId: deliveries.eventId }),
         ];
       });

@@ -1,0 +1,171 @@
+import type { Clock } from '../clock.js';
+import { parseSpan } from '../time-or-duration.js';
+import { stepIdempotencyKey } from './idempotency-key.js';
+import type { StepSeal } from './seal.js';
+import { RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
+import type { StepJournal } from './step-journal.js';
+import type { StepRecord } from './step-record.js';
+import { decodeResult, encodeResult } from './step-result.js';
+
+/** The longest sleep: 30 days. */
+export const MAX_SLEEP_MS = 30 * 86_400_000;
+
+/** What a step's function is given. */
+export interface StepInfo {
+  /** The same in every run of this step (its delivery, handler, position and name): pass it to the other side. */
+  idempotencyKey: string;
+  /** This step's own try: 1 the first time its function runs, 2 after it threw once, … */
+  attempt: number;
+}
+
+export interface StepOptions {
+  /** Seal the result with STEP_ENCRYPTION_KEY (AES-256-GCM): it is shown nowhere. */
+  sensitive?: boolean;
+}
+
+/** The durable steps a handler's context offers: `ctx.step`, `ctx.sleep`, `ctx.sleepUntil`. */
+export interface HandlerStepApi {
+  /**
+   * Runs `fn` once per delivery and handler: its JSON result is recorded when it resolves, and
+   * every later run gets the recorded result back without calling `fn`. The same name used again
+   * in one run (a loop) gets its own place by occurrence.
+   */
+  step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options?: StepOptions): Promise<T>;
+  /** Parks the run for `duration` (ms, or `'90s'`, `'2m'`, `'1h'`, `'1d'`; up to 30 days); the code after it runs when it is woken. */
+  sleep(name: string, duration: number | string): Promise<void>;
+  /** Parks the run until `at` (a Date, epoch ms or ISO text; at most 30 days from now). */
+  sleepUntil(name: string, at: Date | number | string): Promise<void>;
+}
+
+/** What one run did with its steps: for the run's result, metrics and the dead letter. */
+export interface StepTally {
+  /** Steps whose function ran and was recorded, threw, or whose recorded result was given back. */
+  succeeded: number;
+  failed: number;
+  replayed: number;
+  /** The failing step's own try: the retry ladder counts it, not the delivery's attempts. */
+  failedAttempt?: number;
+  /** The run parked at a sleep: the delivery is due again then. */
+  parkedUntil?: number;
+}
+
+export interface HandlerStepsOptions {
+  eventId: string;
+  handler: string;
+  journal: StepJournal;
+  clock: Clock;
+  seal: StepSeal;
+  /** Redacts a step's error before it is recorded. */
+  redact?: (text: string) => string;
+  /** Wraps each step's function (a span under the handler's). */
+  span?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
+}
+
+const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+
+/**
+ * One run's durable steps. Made when the handler first asks for one: a handler without steps
+ * reads and writes nothing. Positions are given in call order, so a run that replays finds each
+ * step where it was; a recorded step with another name at a position stops the run (`step
+ * mismatch`), never mixing old results into new steps.
+ */
+export class HandlerSteps implements HandlerStepApi {
+  private records: Promise<StepRecord[]> | undefined;
+  private seq = 0;
+  /** The handler returned (or its call ended): a step asked for now is refused. */
+  closed = false;
+  readonly tally: StepTally = { succeeded: 0, failed: 0, replayed: 0 };
+
+  constructor(private readonly o: HandlerStepsOptions) {}
+
+  private load() {
+    return (this.records ??= this.o.journal.load());
+  }
+
+  /** The next position, after the checks every step and sleep makes. */
+  private async next(name: string, kind: StepRecord['kind']): Promise<{ seq: number; recorded: StepRecord | undefined }> {
+    if (this.closed) throw new StepError('step_after_return', `${kind} "${name}" was asked for after the handler returned: await every step before returning`, true);
+    if (this.tally.parkedUntil !== undefined) throw new RunParked(this.tally.parkedUntil);
+    if (typeof name !== 'string' || name === '') throw new StepError('step_failed', `a ${kind} needs a name (a non-empty string)`, true);
+    const seq = ++this.seq;
+    const recorded = (await this.load()).find((r) => r.seq === seq);
+    if (recorded && (recorded.name !== name || recorded.kind !== kind)) throw stepMismatch(recorded, name, kind);
+    return { seq, recorded };
+  }
+
+  private base(seq: number, name: string, kind: StepRecord['kind'], started: number): StepRecord {
+    return {
+      eventId: this.o.eventId, handler: this.o.handler, seq, name, kind, state: 'done', attempts: 1, result: null, sensitive: false,
+      resultBytes: null, error: null, wakeAt: null, startedAt: started, finishedAt: null, durationMs: null,
+    };
+  }
+
+  async step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    const { seq, recorded } = await this.next(name, 'step');
+    const at = { eventId: this.o.eventId, handler: this.o.handler, seq };
+    if (recorded?.state === 'done') {
+      this.tally.replayed++;
+      const text = recorded.sensitive ? await this.o.seal.open(recorded.result!, at) : recorded.result!;
+      return decodeResult(text) as T;
+    }
+    const attempt = (recorded?.attempts ?? 0) + 1;
+    const info: StepInfo = { idempotencyKey: await stepIdempotencyKey(this.o.eventId, this.o.handler, seq, name), attempt };
+    const started = this.o.clock();
+    const record = { ...this.base(seq, name, 'step', started), attempts: attempt, sensitive: options.sensitive === true };
+    let value: T;
+    try {
+      const call = () => Promise.resolve().then(() => fn(info));
+      value = await (this.o.span ? this.o.span(name, seq, call) : call());
+    } catch (error) {
+      if (error instanceof RunParked) throw error;
+      const failed = stepFailed(name, seq, attempt, error);
+      const text = this.o.redact ? this.o.redact(describe(error)) : describe(error);
+      await this.o.journal.save({ ...record, state: 'failed', error: text, finishedAt: this.o.clock(), durationMs: this.o.clock() - started });
+      this.tally.failed++;
+      this.tally.failedAttempt = Math.max(this.tally.failedAttempt ?? 0, attempt);
+      throw failed;
+    }
+    const encoded = encodeResult(name, value);
+    const result = record.sensitive ? await this.o.seal.seal(encoded.text, at) : encoded.text;
+    await this.o.journal.save({ ...record, state: 'done', result, resultBytes: encoded.bytes, finishedAt: this.o.clock(), durationMs: this.o.clock() - started });
+    this.tally.succeeded++;
+    // What a later run gets back: the same value, as its recorded JSON reads.
+    return decodeResult(encoded.text) as T;
+  }
+
+  sleep(name: string, duration: number | string): Promise<void> {
+    const ms = parseSpan(duration);
+    if (ms === null || ms > MAX_SLEEP_MS) {
+      return Promise.reject(new StepError('step_sleep', `sleep "${name}": ${JSON.stringify(duration)} is not a duration up to 30 days (ms, or '90s', '2m', '1h', '1d')`, true));
+    }
+    return this.park(name, () => this.o.clock() + ms);
+  }
+
+  sleepUntil(name: string, at: Date | number | string): Promise<void> {
+    const when = at instanceof Date ? at.getTime() : typeof at === 'number' ? at : Date.parse(at);
+    if (!Number.isFinite(when) || when > this.o.clock() + MAX_SLEEP_MS) {
+      return Promise.reject(new StepError('step_sleep', `sleepUntil "${name}": ${JSON.stringify(at)} is not a time within 30 days`, true));
+    }
+    return this.park(name, () => when);
+  }
+
+  private async park(name: string, wakeAtIfNew: () => number): Promise<void> {
+    const { seq, recorded } = await this.next(name, 'sleep');
+    if (recorded?.state === 'done') {
+      this.tally.replayed++;
+      return;
+    }
+    const now = this.o.clock();
+    const wakeAt = recorded?.wakeAt ?? wakeAtIfNew();
+    const record = { ...this.base(seq, name, 'sleep', recorded?.startedAt ?? now), wakeAt };
+    if (wakeAt <= now) {
+      // Woken: the sleep is over, and the code after it runs in this run.
+      await this.o.journal.save({ ...record, state: 'done', finishedAt: now, durationMs: now - record.startedAt });
+      this.tally.succeeded++;
+      return;
+    }
+    if (!recorded) await this.o.journal.save({ ...record, state: 'sleeping' });
+    this.tally.parkedUntil = wakeAt;
+    throw new RunParked(wakeAt);
+  }
+}

@@ -1,0 +1,35 @@
+import type { StepRecord, StepStore } from './step-record.js';
+
+/** Where one handler run's steps are read and recorded. */
+export interface StepJournal {
+  /** The steps recorded by earlier runs, by position (read once per run, when its first step asks). */
+  load(): Promise<StepRecord[]>;
+  /** Records a step; rejects when it could not be (the run lost its delivery's lease): the run must stop. */
+  save(step: StepRecord): Promise<void>;
+}
+
+/** The journal of one run: which delivery, which handler, under which claim. */
+export type StepJournals = (run: { eventId: string; handler: string; claimId: string }) => StepJournal;
+
+/** Journals on the store, each write fenced by the run's claim. */
+export function storeJournals(store: Pick<StepStore, 'loadSteps' | 'saveStep'>): StepJournals {
+  return ({ eventId, handler, claimId }) => ({
+    load: () => store.loadSteps(eventId, handler),
+    async save(step) {
+      if (!(await store.saveStep(step, claimId))) throw new Error(`lease lost: step "${step.name}" was not recorded, another claim holds the delivery`);
+    },
+  });
+}
+
+/** Journals in memory (the handler test kit): every run of a handler for an event sees the steps the earlier ones recorded. */
+export function memoryJournals(records: StepRecord[] = []): StepJournals & { records: StepRecord[] } {
+  const journals: StepJournals = ({ eventId, handler }) => ({
+    load: async () => records.filter((r) => r.eventId === eventId && r.handler === handler).sort((a, b) => a.seq - b.seq).map((r) => ({ ...r })),
+    async save(step) {
+      const at = records.findIndex((r) => r.eventId === step.eventId && r.handler === step.handler && r.seq === step.seq);
+      if (at >= 0) records[at] = { ...step };
+      else records.push({ ...step });
+    },
+  });
+  return Object.assign(journals, { records });
+}

@@ -1,0 +1,55 @@
+/** What a durable step of a handler run left in the store (`handler_steps`), by its position in the run. */
+export interface StepRecord {
+  eventId: string;
+  handler: string;
+  /** Its position in the handler's run, from 1: a step is found again by position, its name checked. */
+  seq: number;
+  name: string;
+  kind: 'step' | 'sleep';
+  /** `done`: its result is recorded (a sleep: it woke); `failed`: its last try threw; `sleeping`: a sleep not over. */
+  state: 'done' | 'failed' | 'sleeping';
+  /** How many times its function ran (a sleep: 1). */
+  attempts: number;
+  /** Its result as recorded: JSON text (`encodeResult`), or a sealed one when `sensitive`; null until done. */
+  result: string | null;
+  /** The result is sealed with STEP_ENCRYPTION_KEY and is shown nowhere. */
+  sensitive: boolean;
+  /** The result's size in bytes (JSON, before sealing); null until done. */
+  resultBytes: number | null;
+  /** The last try's error, as one line (redacted like every handler error). */
+  error: string | null;
+  /** A sleep's wake time (epoch ms). */
+  wakeAt: number | null;
+  /** When its last try started and ended (epoch ms), and how long it took. */
+  startedAt: number;
+  finishedAt: number | null;
+  durationMs: number | null;
+}
+
+/** A sleeping step of a delivery whose run is parked: which handler, which step, until when. */
+export interface ParkedRun {
+  eventId: string;
+  handler: string;
+  step: string;
+  wakeAt: number;
+}
+
+/** The store's side of durable steps (a role of `DeliveryStore`). */
+export interface StepStore {
+  /** The recorded steps of one handler's run of one delivery, by position. */
+  loadSteps(eventId: string, handler: string): Promise<StepRecord[]>;
+  /**
+   * Records a step (insert or replace at its position), only while `claimId` holds the delivery:
+   * a run that lost its lease records nothing. Resolves whether it was recorded; durable when it
+   * resolves, so what follows in the handler never runs before its step is on record.
+   */
+  saveStep(step: StepRecord, claimId: string): Promise<boolean>;
+  /** The recorded steps of these deliveries (the admin API, the inspector), by handler and position. */
+  stepsOf(eventIds: readonly string[]): Promise<StepRecord[]>;
+  /** Drops a delivery's recorded steps (every handler's, or one's): `replay --fresh`. Resolves how many. */
+  dropSteps(eventId: string, handler?: string): Promise<number>;
+  /** The runs parked at a sleep among these deliveries (queued, with a sleeping step). */
+  parkedRuns(eventIds: readonly string[]): Promise<ParkedRun[]>;
+  /** For metrics: runs parked now, and the earliest wake among them (epoch ms), or null. */
+  parkStats(): Promise<{ parked: number; earliestWakeAt: number | null }>;
+}

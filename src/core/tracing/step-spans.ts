@@ -1,0 +1,30 @@
+import { context, ProxyTracer, SpanStatusCode, trace, type TracerProvider } from '@opentelemetry/api';
+import { ATTR, ATTR_ERROR_TYPE, SPAN, TRACER_NAME } from './names.js';
+
+/** Wraps a durable step's function in a span. */
+export type StepSpan = <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
+
+/**
+ * A span per durable step, a child of the active span (the handler run's), or undefined when no
+ * OpenTelemetry SDK is registered (then a step costs no tracing work at all). The step's own
+ * calls are its children. Only the step's name and position are recorded: never its result.
+ */
+export function stepSpans(provider: TracerProvider = trace.getTracerProvider()): StepSpan | undefined {
+  const tracer = provider.getTracer(TRACER_NAME);
+  if (tracer instanceof ProxyTracer) return undefined;
+  return (name, seq, fn) => {
+    const span = tracer.startSpan(SPAN.step, { attributes: { [ATTR.step]: name, [ATTR.stepSeq]: seq } });
+    return context.with(trace.setSpan(context.active(), span), fn).then(
+      (value) => {
+        span.end();
+        return value;
+      },
+      (error: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute(ATTR_ERROR_TYPE, error instanceof Error ? error.name : 'unknown');
+        span.end();
+        throw error;
+      },
+    );
+  };
+}
