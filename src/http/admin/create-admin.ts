@@ -14,7 +14,7 @@ import { createAdminAuth } from './admin-auth.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminEnv } from './admin-env.js';
 import type { Downtime } from './admin-queries.js';
-import { createInspector } from './inspector.js';
+import { createInspector } from './inspector/create-inspector.js';
 
 /** Deliveries requeued per transaction. */
 const REPLAY_CHUNK = 50;

@@ -1,4 +1,4 @@
-import type { StatsAnswer } from './admin-queries.js';
+import type { StatsAnswer } from '../admin-queries.js';
 
 /** Stacked from the bottom in this order; colours are in the inspector's style sheet. */
 const OUTCOMES = ['processed', 'ignored', 'queued', 'failed', 'dead', 'quarantined'] as const;

@@ -1,0 +1,13 @@
+import type { Delivery } from '../../../core/delivery.js';
+
+/** A delivery's, a run's or a backfill's status as a coloured badge (`s-<status>` in the style sheet). */
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge s-${status}`}>{status}</span>;
+}
+
+/** Shown on a delivery whose payload did not fit its type's learned shape when it arrived. */
+export function DriftBadge({ drift }: { drift: Delivery['drift'] }) {
+  if (!drift) return null;
+  const title = `payload drift: ${drift.map((d) => `${d.path} ${d.kind}`).join(', ')}`;
+  return <span class="badge drift" title={title}>drift</span>;
+}
