@@ -28,6 +28,8 @@ export interface DispatchEventMap {
    * time, or (`outcome_fenced`) the outcome write found another claim. Nothing was recorded.
    */
   leaseLost(reason: LeaseLoss | 'outcome_fenced'): void;
+  /** What a handler run did with its durable steps (only for a run that used any). */
+  handlerSteps(handler: string, succeeded: number, failed: number, replayed: number): void;
   /** An ordered handler met a stale event (a newer one of its key already ran): it ran it, or skipped it (emitted by the order gate). */
   orderStale(handler: string, action: 'run' | 'skip'): void;
 }

@@ -37,6 +37,7 @@ export async function runAttemptHandlers({ delivery, plan, pending, payloadFor, 
     events.emit('handlerStarted', handler.name, delivery.eventType, now() - delivery.receivedAt);
     const result = await run({ handler, delivery, payload: () => payloadFor(handler), attempt: attemptOf(handler), context, claimId });
     events.emit('handlerFinished', handler.name, delivery.eventType, result.outcome, result.durationMs);
+    if (result.steps) events.emit('handlerSteps', handler.name, result.steps.succeeded, result.steps.failed, result.steps.replayed);
     return result;
   };
   let waitUntil: number | undefined;
