@@ -2,10 +2,23 @@ import type { EventType } from '../core/events/event-types.js';
 import type { HandlerDefinition, PodEvent } from '../core/events/define-handler.js';
 import { createHandlerRunner, type HandlerOutcome } from '../core/dispatch/run-handler.js';
 import { captureLogs, type LogLine } from './capture-logs.js';
+import type { TestSteps } from './test-steps.js';
 
 export interface RunHandlerOptions {
   /** The call's time limit (default: the handler's own `timeoutMs`, else 30 s, as the dispatcher). */
   timeoutMs?: number;
+  /** Durable steps kept across runs (`createTestSteps()`); without it, a handler's `ctx.step` fails saying so. */
+  steps?: TestSteps;
+  /** Ends the run right after its Nth step is recorded, as if the process died there (needs `steps`). */
+  stopAfterStep?: number;
+}
+
+/** What a run did with its durable steps. */
+export interface RunStepsReport {
+  /** The steps whose function ran in this run, in order. */
+  ran: string[];
+  /** The steps whose recorded result was given back without running them. */
+  replayed: string[];
 }
 
 export interface RunHandlerResult {
@@ -18,6 +31,19 @@ export interface RunHandlerResult {
   /** The handler's own log lines (not the dispatcher's `handler run` line). */
   logs: LogLine[];
   durationMs: number;
+  /** Parked at a sleep: until when, and at which sleep (the next run with the same `steps` wakes it). */
+  parked?: { until: Date; step: string };
+  /** Ended after this step, by `stopAfterStep`. */
+  stoppedAfterStep?: number;
+  /** What the run did with its steps (empty lists when it used none or had no `steps`). */
+  steps: RunStepsReport;
+}
+
+/** The run ended where the test asked, as a crash would have ended it. */
+class StoppedAfterStep extends Error {
+  constructor(readonly seq: number) {
+    super(`stopped after step ${seq} (stopAfterStep)`);
+  }
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -33,14 +59,35 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export async function runHandler(
   handler: HandlerDefinition,
   event: PodEvent<EventType, unknown>,
-  { timeoutMs }: RunHandlerOptions = {},
+  { timeoutMs, steps, stopAfterStep }: RunHandlerOptions = {},
 ): Promise<RunHandlerResult> {
   const { logger, lines } = captureLogs();
   let thrown: { value: unknown } | undefined;
+  const report: RunStepsReport = { ran: [], replayed: [] };
+  let stopped: number | undefined;
+  // The kit's journals, watched: which steps ran, which were given back, and where to stop.
+  const journals = steps && ((run: Parameters<TestSteps['journals']>[0]) => {
+    const inner = steps.journals(run);
+    return {
+      load: () => inner.load(),
+      async save(step: Parameters<ReturnType<TestSteps['journals']>['save']>[0]) {
+        await inner.save(step);
+        if (step.kind === 'step' && step.state !== 'sleeping') {
+          report.ran.push(step.name);
+          steps.ran.push(step.name);
+        }
+        if (stopAfterStep !== undefined && step.seq === stopAfterStep && step.state === 'done') {
+          stopped = step.seq;
+          throw new StoppedAfterStep(step.seq);
+        }
+      },
+    };
+  });
   const runner = createHandlerRunner({
     logger,
-    clock: () => performance.now(),
+    clock: steps ? () => steps.now : () => performance.now(),
     handlerTimeoutMs: timeoutMs ?? handler.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    steps: steps && journals ? { journals, seal: steps.seal, replayed: (name) => void report.replayed.push(name) } : undefined,
   });
   // The same definition, keeping what it threw (the runner records only its text).
   const watched: HandlerDefinition = {
@@ -76,9 +123,18 @@ export async function runHandler(
     attempt: event.attempt,
   });
   const { outcome, durationMs } = result;
+  const extra: Partial<RunHandlerResult> = { steps: report };
+  if (stopped !== undefined) extra.stoppedAfterStep = stopped;
+  if (outcome === 'parked' && steps && result.waitUntil !== undefined) {
+    const at = steps.records.find((r) => r.eventId === event.id && r.handler === handler.name && r.kind === 'sleep' && r.state === 'sleeping');
+    extra.parked = { until: new Date(result.waitUntil), step: at?.name ?? '' };
+    // Sleeps advance the kit's clock: the next run with these steps wakes.
+    steps.now = Math.max(steps.now, result.waitUntil);
+  }
   // The runner's own `handler run` line is always the last one.
   const logs = lines.at(-1)?.msg === 'handler run' ? lines.slice(0, -1) : lines;
-  if (result.ok) return { ok: true, outcome, logs, durationMs };
+  if (result.ok) return { ok: true, outcome, logs, durationMs, steps: report, ...extra };
+  if (outcome === 'parked') return { ok: false, outcome, logs, durationMs, steps: report, ...extra };
   const error = outcome === 'failed' && thrown ? thrown.value : new Error(result.error ?? outcome);
-  return { ok: false, outcome, error, logs, durationMs };
+  return { ok: false, outcome, error, logs, durationMs, steps: report, ...extra };
 }

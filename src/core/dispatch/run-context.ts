@@ -12,6 +12,7 @@ import type { GateContext } from './handler-runner.js';
 export class RunContext implements HandlerContext {
   order?: OrderContext;
   private made: HandlerSteps | undefined;
+  private ended = false;
   readonly step: HandlerStepApi['step'];
   readonly sleep: HandlerStepApi['sleep'];
   readonly sleepUntil: HandlerStepApi['sleepUntil'];
@@ -23,7 +24,14 @@ export class RunContext implements HandlerContext {
     context?: GateContext,
   ) {
     if (context?.order) this.order = context.order;
-    const steps = () => (this.made ??= makeSteps());
+    const steps = () => {
+      if (!this.made) {
+        this.made = makeSteps();
+        // Asked for first after the call ended: refused like any step after it.
+        this.made.closed = this.ended;
+      }
+      return this.made;
+    };
     this.step = (name, fn, options) => steps().step(name, fn, options);
     this.sleep = (name, duration) => steps().sleep(name, duration);
     this.sleepUntil = (name, at) => steps().sleepUntil(name, at);
@@ -31,6 +39,12 @@ export class RunContext implements HandlerContext {
 
   get signal(): AbortSignal {
     return this.signalOf();
+  }
+
+  /** The call ended: a step asked for from now on is refused. */
+  end(): void {
+    this.ended = true;
+    if (this.made) this.made.closed = true;
   }
 
   /** The call's steps, if it used any. */

@@ -30,6 +30,8 @@ export interface RunnerSteps {
   seal: StepSeal;
   /** Wraps each step's function (a span under the handler's). */
   span?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
+  /** Told of each step given back from the record without running. */
+  replayed?: (name: string, seq: number) => void;
 }
 
 const NO_JOURNAL = {
@@ -106,6 +108,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, s
         seal: steps?.seal ?? NO_SEAL,
         redact,
         span: steps?.span,
+        replayed: steps?.replayed,
       });
     // A handler that ignores its signal is no longer awaited after its time limit.
     const ctx = new RunContext(log, () => call.signal, makeSteps, context);
@@ -125,7 +128,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, s
     } finally {
       clearTimeout(timer);
       calls.delete(call);
-      if (ctx.steps) ctx.steps.closed = true;
+      ctx.end();
     }
     const tally = ctx.steps?.tally;
     if (tally) {

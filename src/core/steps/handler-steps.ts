@@ -59,6 +59,8 @@ export interface HandlerStepsOptions {
   redact?: (text: string) => string;
   /** Wraps each step's function (a span under the handler's). */
   span?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
+  /** Told of each step given back from the record without running (the test kit lists them). */
+  replayed?: (name: string, seq: number) => void;
 }
 
 const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
@@ -105,6 +107,7 @@ export class HandlerSteps implements HandlerStepApi {
     const at = { eventId: this.o.eventId, handler: this.o.handler, seq };
     if (recorded?.state === 'done') {
       this.tally.replayed++;
+      this.o.replayed?.(name, seq);
       const text = recorded.sensitive ? await this.o.seal.open(recorded.result!, at) : recorded.result!;
       return decodeResult(text) as T;
     }
