@@ -35,6 +35,8 @@ export interface WorkerEnv {
   SVC_LIST_CURSOR_PARAM?: string;
   SVC_LIST_EXTERNAL_REF_PARAM?: string;
   SVC_ACTION_BODY_PROPERTY?: string;
+  /** Seals sensitive durable steps' results (a Worker secret: `wrangler secret put STEP_ENCRYPTION_KEY`). */
+  STEP_ENCRYPTION_KEY?: string;
 }
 
 /** The variables of `WorkerEnv` that configure podhook (everything but the bindings). */
@@ -55,6 +57,7 @@ export const WORKER_VARIABLES = [
   'ALERT_DOWNTIME_MINUTES',
   'ALERT_MIN_INTERVAL_MINUTES',
   'ADMIN_TOKEN',
+  'STEP_ENCRYPTION_KEY',
   'SVC_BASE_URL',
   'SVC_API_KEY',
   'SVC_WRITE_LIMIT',
