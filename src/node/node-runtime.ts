@@ -137,6 +137,8 @@ export function createNodeRuntime({
           redact,
           journals: storeJournals(store),
           stepKey: config.stepEncryptionKey,
+          // Made by the wiring below; a call comes only once it is made.
+          pods: () => wired.pods(),
         })
       : null;
   const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
@@ -155,6 +157,7 @@ export function createNodeRuntime({
     // An alert still retrying does not keep a stopping process alive.
     alerting: { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()) },
     instruments: [metrics.instrument],
+    pods: metrics.pods,
     runner: threads ?? undefined,
     redact,
     onBackfillStarted: () => scheduler.wake(),

@@ -24,6 +24,9 @@ import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
 import { createStepSeal, storeJournals } from '../core/steps/index.js';
+import { createPodsAccess } from '../core/pods/pods-access.js';
+import type { PodsClient } from '../core/pods/pods-client.js';
+import type { PodsObserver } from '../core/pods/pods-observer.js';
 import { stepSpans } from '../core/tracing/index.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
@@ -73,6 +76,8 @@ export interface ReceiverParts {
   redact?: Redact;
   /** A backfill was just started through the admin API (Node: its scheduler looks at once). */
   onBackfillStarted?: () => void;
+  /** Watches handlers' calls to the pod service, and the runs parked on an empty bucket (Node's metrics). */
+  pods?: { observer?: PodsObserver; parked?(bucket: string, retryAt: number): void };
   /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
@@ -110,6 +115,8 @@ export interface WiredReceiver {
   dispatcher: Dispatcher;
   /** Steps the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
   backfills: BackfillStepper;
+  /** The pod client handlers' `ctx.pods` calls go through (made on first use). */
+  pods: () => Promise<PodsClient>;
   alerts: Alerter;
   heartbeat: Heartbeat;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */
@@ -138,6 +145,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const router = createRouter(parts.handlers);
+  const pods = createPodsAccess({ config: config.pods, store, clock, observer: parts.pods?.observer, onParked: parts.pods?.parked });
   const features = dispatchFeatures({
     handlers: parts.handlers,
     payloads: parts.payloads,
@@ -162,6 +170,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     payloadSchemas: parts.payloads?.schemas,
     redact,
     steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
+    pods,
   });
 
   const shapes = parts.payloads?.shapes;
@@ -243,6 +252,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     router,
     dispatcher,
     backfills,
+    pods,
     alerts,
     heartbeat,
     async prune(pause) {

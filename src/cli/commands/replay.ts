@@ -7,7 +7,9 @@ import { parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { createTracing, SPAN } from '../../core/tracing/index.js';
+import { createTracing, SPAN, stepSpans } from '../../core/tracing/index.js';
+import { createStepSeal, storeJournals } from '../../core/steps/index.js';
+import { createPodsAccess } from '../../core/pods/pods-access.js';
 import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { dispatchFeatures } from '../../runtime/dispatch-features.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
@@ -94,6 +96,8 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       instruments,
       payloadSchemas: payloads.schemas,
       redact,
+      steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
+      pods: createPodsAccess({ config: config.pods, store, clock: Date.now }),
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, lost: 0, missing: 0 };

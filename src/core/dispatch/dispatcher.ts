@@ -13,6 +13,7 @@ import { createLeaseDrain } from './lease-drain.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
 import { createHandlerRunner, type RunnerSteps } from './run-handler.js';
+import type { PodsClient } from '../pods/pods-client.js';
 import type { PayloadSchemaMap } from './typed-payload.js';
 import { createWakeTimer } from './wake-timer.js';
 
@@ -62,6 +63,8 @@ export interface DispatcherOptions {
   redact?: (text: string) => string;
   /** Durable steps for the default runner (`ctx.step`, `ctx.sleep`): where they are kept, the seal of sensitive results. */
   steps?: RunnerSteps;
+  /** The pod client for the default runner's `ctx.pods`. */
+  pods?: () => Promise<PodsClient>;
 }
 
 /** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
@@ -129,7 +132,8 @@ export function createDispatcher({
   random = Math.random,
   redact,
   steps,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps }),
+  pods,
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps, pods }),
   gate = PASS_THROUGH_GATE,
   instruments = [],
   schedule,

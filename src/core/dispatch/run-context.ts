@@ -2,6 +2,8 @@ import type { HandlerContext } from '../events/define-handler.js';
 import type { Logger } from '../observability/logger.js';
 import type { OrderContext } from '../order/order-types.js';
 import type { HandlerSteps, HandlerStepApi } from '../steps/handler-steps.js';
+import { handlerPods } from '../pods/handler-pods.js';
+import type { PodsClient } from '../pods/pods-client.js';
 import type { GateContext } from './handler-runner.js';
 
 /**
@@ -16,12 +18,15 @@ export class RunContext implements HandlerContext {
   readonly step: HandlerStepApi['step'];
   readonly sleep: HandlerStepApi['sleep'];
   readonly sleepUntil: HandlerStepApi['sleepUntil'];
+  private podsOf: PodsClient | undefined;
 
   constructor(
     readonly log: Logger,
     private readonly signalOf: () => AbortSignal,
     makeSteps: () => HandlerSteps,
     context?: GateContext,
+    /** The deployment's pod client, and the handler's time left (the longest a call may wait for its bucket). */
+    private readonly podsAccess?: { client: () => Promise<PodsClient>; timeLeftMs: () => number },
   ) {
     if (context?.order) this.order = context.order;
     const steps = () => {
@@ -41,6 +46,23 @@ export class RunContext implements HandlerContext {
     return this.signalOf();
   }
 
+  /** Made when first read, as most handlers never call the service. */
+  get pods(): PodsClient {
+    return (this.podsOf ??= handlerPods(this.podsAccess?.client ?? NO_PODS, {
+      requestId: () => this.made?.nextRequestId(),
+      timeLeftMs: () => this.podsAccess?.timeLeftMs() ?? 0,
+      signal: this.signal,
+    }));
+  }
+
+  /** Parked outside any step (an empty bucket of the service's): until when. */
+  parkedUntil: number | undefined;
+
+  /** The run parks until then, though no step asked for it. */
+  parkOutsideSteps(at: number): void {
+    this.parkedUntil = at;
+  }
+
   /** The call ended: a step asked for from now on is refused. */
   end(): void {
     this.ended = true;
@@ -52,3 +74,5 @@ export class RunContext implements HandlerContext {
     return this.made;
   }
 }
+
+const NO_PODS = () => Promise.reject(new Error('ctx.pods: this runner has no pod client (podhook serve and the Worker make one from SVC_BASE_URL and the API key)'));

@@ -7,7 +7,8 @@ import type { HandlerOutcome, HandlerResult } from './handler-result.js';
 import type { HandlerCall, HandlerRunner } from './handler-runner.js';
 import { HandlerTimeoutError, RunningCall } from './running-call.js';
 import { RunContext } from './run-context.js';
-import { HandlerSteps, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
+import { describeRunError, HandlerSteps, isPermanent, parkRequest, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
+import type { PodsClient } from '../pods/pods-client.js';
 import { describeIssues, RefusedPayload } from './typed-payload.js';
 
 export type { HandlerOutcome, HandlerResult } from './handler-result.js';
@@ -22,6 +23,8 @@ export interface HandlerRunnerOptions {
   redact?: (text: string) => string;
   /** Durable steps (`ctx.step`, `ctx.sleep`): where each run's steps are kept, and the seal of sensitive results. */
   steps?: RunnerSteps;
+  /** The deployment's pod client for `ctx.pods` (made once, when a handler first calls the service). */
+  pods?: () => Promise<PodsClient>;
 }
 
 /** What a runner needs for handlers' durable steps. */
@@ -58,7 +61,7 @@ function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: 
  * test kit reuse): the handler's schema first, then the call raced against its time limit with an
  * `AbortSignal`, then one `handler run` log line with its outcome and duration.
  */
-export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps }: HandlerRunnerOptions): HandlerRunner {
+export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps, pods }: HandlerRunnerOptions): HandlerRunner {
   /** Calls still running, each with how to end it early (time limit, shutdown). */
   const calls = new Set<RunningCall>();
 
@@ -111,19 +114,24 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, s
         replayed: steps?.replayed,
       });
     // A handler that ignores its signal is no longer awaited after its time limit.
-    const ctx = new RunContext(log, () => call.signal, makeSteps, context);
+    const deadline = started + timeoutMs;
+    const ctx = new RunContext(log, () => call.signal, makeSteps, context, pods && { client: pods, timeLeftMs: () => deadline - clock() });
     let failed: HandlerOutcome = 'failed';
     try {
       await call.race(invoke(h, event, ctx));
       result.ok = true;
     } catch (error) {
-      result.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      result.error = describeRunError(error);
       if (error instanceof Error) result.errorName = error.name;
       result.interrupted = call.interrupted;
       if (call.interrupted) failed = 'interrupted';
       else if (error instanceof HandlerTimeoutError) failed = 'timeout';
-      // A step that cannot work on another run (a changed handler, a result that is not JSON) makes the delivery dead.
-      if (error instanceof StepError && error.permanent) result.permanent = true;
+      // What cannot work on another run (a changed handler, a result that is not JSON, a call the
+      // service refuses for good) makes the delivery dead.
+      if (isPermanent(error)) result.permanent = true;
+      // An empty bucket outside a step: parked until it refills, as a sleep parks.
+      const parkUntil = parkRequest(error);
+      if (parkUntil !== undefined && !call.interrupted) ctx.parkOutsideSteps(parkUntil);
       if (error instanceof RunParked && !ctx.steps) result.error = 'RunParked: thrown outside a sleep';
     } finally {
       clearTimeout(timer);
@@ -135,9 +143,10 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, s
       result.steps = { succeeded: tally.succeeded, failed: tally.failed, replayed: tally.replayed };
       if (tally.failedAttempt !== undefined && !result.ok) result.stepAttempt = tally.failedAttempt;
     }
-    // Parked at a sleep (whatever the handler did with the throw): no attempt, due again at its wake time.
-    if (tally?.parkedUntil !== undefined && !result.interrupted) {
-      Object.assign(result, { ok: false, error: null, errorName: undefined, permanent: false, waitUntil: tally.parkedUntil });
+    // Parked at a sleep or an empty bucket (whatever the handler did with the throw): no attempt, due again then.
+    const parkedUntil = tally?.parkedUntil ?? ctx.parkedUntil;
+    if (parkedUntil !== undefined && !result.interrupted) {
+      Object.assign(result, { ok: false, error: null, errorName: undefined, permanent: false, waitUntil: parkedUntil });
       return report('parked');
     }
     return report(result.ok ? 'succeeded' : failed);

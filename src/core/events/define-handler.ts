@@ -4,6 +4,7 @@ import type { EventType } from './event-types.js';
 import type { Logger } from '../observability/logger.js';
 import type { OrderContext, OrderOption, OrderOptions } from '../order/order-types.js';
 import type { HandlerStepApi } from '../steps/handler-steps.js';
+import type { PodsClient } from '../pods/pods-client.js';
 
 // A registered symbol, so a handler made by another copy of this module (dist/ and src/) still counts.
 const DEFINED = Symbol.for('podhook.defineHandler');
@@ -52,6 +53,12 @@ export interface HandlerContext extends HandlerStepApi {
   log: Logger;
   /** Aborted when the handler's time limit is reached: pass it to fetch() and friends. */
   signal: AbortSignal;
+  /**
+   * The pod service (`docs/pods-client.md`), within the account's limits: inside `ctx.step` a call's
+   * `x-request-id` follows the step's key; an empty bucket parks the run until it refills; a code
+   * the service will refuse again (`not_found`, `forbidden`, …) makes the delivery dead.
+   */
+  pods: PodsClient;
   /** This run's place in its key's order (handlers defined with `order` only). */
   order?: OrderContext;
 }

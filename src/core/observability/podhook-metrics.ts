@@ -6,6 +6,7 @@ import type { OrderStats, OrderStore, QueueStats, ReadStore } from '../delivery-
 import { isEventType } from '../events/event-types.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
+import type { PodsObserver } from '../pods/pods-observer.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -28,6 +29,11 @@ export interface PodhookMetrics {
   instrument: DispatchInstrument;
   /** For the drift check at the door: each difference of a drifted delivery, by its type and kind. */
   onDrift: (eventType: string, differences: readonly { kind: string }[]) => void;
+  /** For the pod client of handlers (`ctx.pods`): calls, waits, and runs parked on an empty bucket. */
+  pods: {
+    observer: PodsObserver;
+    parked(bucket: string, retryAt: number): void;
+  };
   /** For the handler threads (Node): errors handler code left behind, and threads replaced. */
   threads: {
     stray(kind: string, handler: string | undefined): void;
@@ -74,6 +80,17 @@ export function createPodhookMetrics(
   const leasesLost = registry.counter('podhook_leases_lost_total', 'Leases this process lost to another claim or could not renew (nothing recorded), by reason.');
   const drift = registry.counter('podhook_payload_drift_total', 'Differences of new deliveries\' payloads from their type\'s learned shape, by event type and kind.');
   const strays = registry.counter('podhook_handler_stray_errors_total', 'Exceptions and rejections handler code left uncaught, by handler (unknown: outside any call) and kind.');
+  const podsCalls = registry.counter('podhook_pods_calls_total', 'Calls handlers made to the pod service, by operation and how they ended (ok, or the error code).');
+  const podsWaited = registry.counter('podhook_pods_wait_seconds_total', 'Time calls to the pod service waited for a token of their bucket, by bucket.');
+  /** Runs this process parked on an empty bucket, by the time they wake: a gauge of those still waiting. */
+  const parkedOnBucket: { bucket: string; until: number }[] = [];
+  registry.gauge('podhook_pods_parked_runs', 'Handler runs this process parked on an empty bucket of the pod service and not yet due, by bucket.', async () => {
+    const now = clock();
+    for (let i = parkedOnBucket.length - 1; i >= 0; i--) if (parkedOnBucket[i]!.until <= now) parkedOnBucket.splice(i, 1);
+    const by = new Map<string, number>();
+    for (const p of parkedOnBucket) by.set(p.bucket, (by.get(p.bucket) ?? 0) + 1);
+    return ['writes', 'reads', 'key_mints'].map((bucket) => [{ bucket }, by.get(bucket) ?? 0]);
+  });
   const restarts = registry.counter('podhook_handler_thread_restarts_total', 'Handler threads ended and replaced, by reason (timeout, out_of_memory, exited, stray_error).');
   registry.gauge('podhook_queue_depth', 'Deliveries waiting for their handlers, by status.', async () => {
     const s = await queueStats();
@@ -109,6 +126,13 @@ export function createPodhookMetrics(
     },
     onDrift(type, differences) {
       for (const d of differences) drift.inc({ type: typeLabel(type), kind: d.kind });
+    },
+    pods: {
+      observer: {
+        call: (e) => podsCalls.inc({ operation: e.operation, code: e.code }),
+        wait: (e) => podsWaited.inc({ bucket: e.bucket }, e.waitedMs / 1000),
+      },
+      parked: (bucket, until) => void parkedOnBucket.push({ bucket, until }),
     },
     threads: {
       stray: (kind, handler) => strays.inc({ handler: handler ?? 'unknown', kind }),

@@ -64,6 +64,16 @@ export class PodsError extends PodhookError {
     if (operation !== undefined) this.operation = operation;
   }
 
+  /** A handler's run that meets it goes `dead` (the dispatcher reads this): the same call cannot succeed later. */
+  get permanent(): boolean {
+    return !this.retryable;
+  }
+
+  /** The error as a run records it (last_error, the dead letter): the code and the request id with the message. */
+  toRunError(): string {
+    return `PodsError: ${this.code}${this.operation ? ` in ${this.operation}` : ''}${this.requestId ? ` (request id ${this.requestId})` : ''}: ${this.message}`;
+  }
+
   /** `details.retry_after_seconds` of a `rate_limited` answer, when it is a number. */
   get retryAfterSeconds(): number | undefined {
     const offered = Number(this.details?.retry_after_seconds);
@@ -86,5 +96,10 @@ export class PodsRateLimited extends PodsError {
     super('rate_limited', 429, message ?? `the account's ${bucket} bucket has no token before ${new Date(retryAt).toISOString()}`, options);
     this.bucket = bucket;
     this.retryAt = retryAt;
+  }
+
+  /** A handler's run that meets it is parked until then (no attempt counted), not failed. */
+  get parkUntil(): number {
+    return this.retryAt;
   }
 }

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { parseSpan } from '../time-or-duration.js';
 import { stepIdempotencyKey } from './idempotency-key.js';
 import type { StepSeal } from './seal.js';
-import { RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
+import { describeRunError, parkRequest, RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
 import type { StepJournal } from './step-journal.js';
 import type { StepRecord } from './step-record.js';
 import { decodeResult, encodeResult } from './step-result.js';
@@ -63,7 +63,6 @@ export interface HandlerStepsOptions {
   replayed?: (name: string, seq: number) => void;
 }
 
-const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
 /**
  * One run's durable steps. Made when the handler first asks for one: a handler without steps
@@ -74,6 +73,8 @@ const describe = (error: unknown) => (error instanceof Error ? `${error.name}: $
 export class HandlerSteps implements HandlerStepApi {
   private records: Promise<StepRecord[]> | undefined;
   private seq = 0;
+  /** The steps whose functions run now, each with how many calls to the service it made (their request ids follow its key). */
+  private readonly running = new Set<{ key: string; calls: number }>();
   /** The handler returned (or its call ended): a step asked for now is refused. */
   closed = false;
   readonly tally: StepTally = { succeeded: 0, failed: 0, replayed: 0 };
@@ -116,17 +117,27 @@ export class HandlerSteps implements HandlerStepApi {
     const started = this.o.clock();
     const record = { ...this.base(seq, name, 'step', started), attempts: attempt, sensitive: options.sensitive === true };
     let value: T;
+    const running = { key: info.idempotencyKey, calls: 0 };
+    this.running.add(running);
     try {
       const call = () => Promise.resolve().then(() => fn(info));
       value = await (this.o.span ? this.o.span(name, seq, call) : call());
     } catch (error) {
       if (error instanceof RunParked) throw error;
+      // The service's bucket is empty (a 429, or ours): the run parks until it refills, this try not counted.
+      const parkUntil = parkRequest(error);
+      if (parkUntil !== undefined) {
+        this.tally.parkedUntil = parkUntil;
+        throw new RunParked(parkUntil);
+      }
       const failed = stepFailed(name, seq, attempt, error);
-      const text = this.o.redact ? this.o.redact(describe(error)) : describe(error);
+      const text = this.o.redact ? this.o.redact(describeRunError(error)) : describeRunError(error);
       await this.o.journal.save({ ...record, state: 'failed', error: text, finishedAt: this.o.clock(), durationMs: this.o.clock() - started });
       this.tally.failed++;
       this.tally.failedAttempt = Math.max(this.tally.failedAttempt ?? 0, attempt);
       throw failed;
+    } finally {
+      this.running.delete(running);
     }
     const encoded = encodeResult(name, value);
     const result = record.sensitive ? await this.o.seal.seal(encoded.text, at) : encoded.text;
@@ -134,6 +145,18 @@ export class HandlerSteps implements HandlerStepApi {
     this.tally.succeeded++;
     // What a later run gets back: the same value, as its recorded JSON reads.
     return decodeResult(encoded.text) as T;
+  }
+
+  /**
+   * The request id of the next call to the service from the step running now: its key, then `.2`,
+   * `.3`… for its later calls, the same in every run of the step. Undefined outside a step (or
+   * while several steps run at once: pass `requestId` yourself then).
+   */
+  nextRequestId(): string | undefined {
+    if (this.running.size !== 1) return undefined;
+    const c = this.running.values().next().value!;
+    c.calls++;
+    return c.calls === 1 ? c.key : `${c.key}.${c.calls}`;
   }
 
   sleep(name: string, duration: number | string): Promise<void> {

@@ -6,7 +6,7 @@
 export { HandlerSteps, MAX_SLEEP_MS, type HandlerStepApi, type HandlerStepsOptions, type StepInfo, type StepOptions, type StepTally } from './handler-steps.js';
 export { stepIdempotencyKey } from './idempotency-key.js';
 export { createStepSeal, parseStepKey, STEP_KEY_VARIABLE, type StepSeal } from './seal.js';
-export { RunParked, StepError, stepFailed, stepMismatch } from './step-errors.js';
+export { describeRunError, isPermanent, parkRequest, RunParked, StepError, stepFailed, stepMismatch } from './step-errors.js';
 export { memoryJournals, storeJournals, type StepJournal, type StepJournals } from './step-journal.js';
 export type { ParkedRun, StepRecord, StepStore } from './step-record.js';
 export { decodeResult, encodeResult, MAX_STEP_RESULT_BYTES } from './step-result.js';

@@ -14,6 +14,7 @@ import { createHandlerRunner, type RunnerSteps } from '../dispatch/run-handler.j
 import { typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 import { firstAttemptRuns, processedAtFirstAttempt } from './first-attempt-runs.js';
 import type { StepStore } from '../steps/step-record.js';
+import type { PodsClient } from '../pods/pods-client.js';
 
 export interface ReplayerOptions {
   store: Pick<TransferStore, 'leaseEvents'> & Pick<DispatchStore, 'handlerRuns' | 'completeDispatch'> & Pick<StepStore, 'dropSteps'>;
@@ -41,6 +42,8 @@ export interface ReplayerOptions {
   redact?: (text: string) => string;
   /** Durable steps for the default runner. */
   steps?: RunnerSteps;
+  /** The pod client for the default runner's `ctx.pods`. */
+  pods?: () => Promise<PodsClient>;
   /** Drops the handlers' recorded steps first, so they run from the start (`replay --fresh`). */
   fresh?: boolean;
 }
@@ -91,8 +94,9 @@ export function createReplayer({
   owner = `replay-${crypto.randomUUID()}`,
   redact,
   steps,
+  pods,
   fresh = false,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps }),
+  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps, pods }),
   gate = PASS_THROUGH_GATE,
   instruments = [],
   payloadSchemas,

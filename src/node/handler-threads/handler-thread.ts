@@ -17,7 +17,8 @@ import { checkRegistryModule, type RegistryModule } from '../../core/events/regi
 import type { Logger } from '../../core/observability/logger.js';
 import { parseTraceParent } from '../../core/tracing/trace-parent.js';
 import { startTracing, type RunningTracing } from '../start-tracing.js';
-import type { FromThread, ThreadData, ThreadResult, ToThread } from './thread-protocol.js';
+import type { FromThread, PodsOperationName, ThreadData, ThreadResult, ToThread } from './thread-protocol.js';
+import { podsErrorFrom, podsOverPort } from './pods-over-port.js';
 
 const data = workerData as ThreadData;
 const port = parentPort!;
@@ -73,6 +74,16 @@ function askSteps(request: { op: 'load'; eventId: string; handler: string } | { 
   });
 }
 
+/** `ctx.pods` calls waiting on the receiver's thread, by request id. */
+const podsRequests = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+const podsClient = podsOverPort((op: PodsOperationName, args: unknown[]) => {
+  const rid = ++stepRequestSeq;
+  return new Promise((resolve, reject) => {
+    podsRequests.set(rid, { resolve, reject });
+    post({ t: 'pods', rid, op, args });
+  });
+});
+
 /** A run's steps, kept by the receiver's thread in the store: each write durable before it answers. */
 const threadJournals: StepJournals = ({ eventId, handler, claimId }) => ({
   load: async () => (await askSteps({ op: 'load', eventId, handler })) ?? [],
@@ -99,6 +110,7 @@ async function start() {
     clock: Date.now,
     handlerTimeoutMs: data.handlerTimeoutMs,
     steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), span: stepSpans() },
+    pods: () => Promise.resolve(podsClient),
   });
 
   async function run(m: Extract<ToThread, { t: 'run' }>): Promise<ThreadResult> {
@@ -142,7 +154,12 @@ async function start() {
   }
 
   port.on('message', (m: ToThread) => {
-    if (m.t === 'steps') {
+    if (m.t === 'pods') {
+      const waiting = podsRequests.get(m.rid);
+      podsRequests.delete(m.rid);
+      if (m.ok) waiting?.resolve(m.value);
+      else waiting?.reject(podsErrorFrom(m.error));
+    } else if (m.t === 'steps') {
       const waiting = stepRequests.get(m.rid);
       stepRequests.delete(m.rid);
       if (m.ok) waiting?.resolve(m.records);

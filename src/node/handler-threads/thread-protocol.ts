@@ -33,6 +33,9 @@ export interface ThreadDelivery {
 export type ToThread =
   /** Run one handler call; the thread answers `done` with the same id. */
   | { t: 'run'; id: number; handler: string; delivery: ThreadDelivery; attempt: number; context?: GateContext; traceParent?: string; claimId?: string }
+  /** The answer to a thread's `pods` request: the call's value, or the error it ended with. */
+  | { t: 'pods'; rid: number; ok: true; value: unknown }
+  | { t: 'pods'; rid: number; ok: false; error: PodsErrorData }
   /** The answer to a thread's `steps` request. */
   | { t: 'steps'; rid: number; ok: true; records?: StepRecord[] }
   | { t: 'steps'; rid: number; ok: false; error: string }
@@ -60,6 +63,8 @@ export type FromThread =
   /** The registry could not be loaded in the thread. */
   | { t: 'fatal'; error: string }
   | { t: 'done'; id: number; result: ThreadResult }
+  /** A call of a handler's `ctx.pods`, made by the receiver's thread (which holds the API key and the buckets). */
+  | { t: 'pods'; rid: number; op: PodsOperationName; args: unknown[] }
   /** A run's durable steps, read or written by the receiver's thread (which holds the store). */
   | { t: 'steps'; rid: number; op: 'load'; eventId: string; handler: string }
   | { t: 'steps'; rid: number; op: 'save'; step: StepRecord; claimId: string }
@@ -71,3 +76,20 @@ export type FromThread =
    * finished, and this error failed it.
    */
   | { t: 'stray'; kind: 'uncaught_exception' | 'unhandled_rejection'; error: string; id?: number; handler?: string; running: boolean };
+
+/** The pod client's calls a thread may ask for (`pages` is walked in the thread, page by page). */
+export type PodsOperationName = 'list' | 'queueAction' | 'actions' | 'lastResult' | 'mintKey' | 'chatTicket';
+
+/** A call's error as it crosses: enough to make the same `PodsError` (or `PodsRateLimited`) again. */
+export interface PodsErrorData {
+  kind: 'pods' | 'rate_limited' | 'error';
+  name: string;
+  message: string;
+  code?: string;
+  status?: number;
+  requestId?: string | null;
+  details?: Record<string, unknown>;
+  operation?: string;
+  bucket?: string;
+  retryAt?: number;
+}

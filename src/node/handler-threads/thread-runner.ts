@@ -7,6 +7,8 @@ import type { HandlerCall, HandlerRunner } from '../../core/dispatch/handler-run
 import type { Logger } from '../../core/observability/logger.js';
 import { formatTraceParent } from '../../core/tracing/trace-parent.js';
 import type { StepJournals } from '../../core/steps/step-journal.js';
+import type { PodsClient } from '../../core/pods/pods-client.js';
+import { podsErrorData } from './pods-over-port.js';
 import type { FromThread, ThreadData, ToThread } from './thread-protocol.js';
 
 /** Why a handler thread was replaced. */
@@ -43,6 +45,8 @@ export interface ThreadRunnerOptions {
   observer?: ThreadPoolObserver;
   /** Where the threads' handler runs keep their durable steps (the store, from this thread). */
   journals?: StepJournals;
+  /** The deployment's pod client: the threads' `ctx.pods` calls are made with it, from this thread. */
+  pods?: () => Promise<PodsClient>;
   /** STEP_ENCRYPTION_KEY, handed to the threads: sensitive results are sealed there. */
   stepKey?: string | null;
   /**
@@ -155,6 +159,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
           return onStray(thread, m);
         case 'steps':
           return void answerSteps(thread, m);
+        case 'pods':
+          return void answerPods(thread, m);
       }
     });
     worker.on('error', (error: Error & { code?: string }) => {
@@ -235,6 +241,20 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       }
     } catch (error) {
       reply({ t: 'steps', rid: m.rid, ok: false, error: redact((error as Error).message) });
+    }
+  }
+
+  /** Makes a thread's `ctx.pods` call with the deployment's client, and answers it. */
+  async function answerPods(thread: Thread, m: Extract<FromThread, { t: 'pods' }>) {
+    const reply = (answer: ToThread) => thread.gone || thread.worker.postMessage(answer);
+    try {
+      if (!options.pods) throw new Error('ctx.pods: this receiver has no pod client');
+      const client = await options.pods();
+      const value = await (client[m.op] as (...args: unknown[]) => Promise<unknown>)(...m.args);
+      reply({ t: 'pods', rid: m.rid, ok: true, value });
+    } catch (error) {
+      const data = podsErrorData(error);
+      reply({ t: 'pods', rid: m.rid, ok: false, error: { ...data, message: redact(data.message) } });
     }
   }
 

@@ -1,0 +1,48 @@
+import type { ListPodsQuery, PodsCallOptions, PodsClient } from './pods-client.js';
+import type { PodsPage } from './pods-types.js';
+import { pageRequestId } from './request-id.js';
+
+/** What a run tells its `ctx.pods`: the request id of the step running now, its time left, its signal. */
+export interface PodsRun {
+  /** The next call's request id, derived from the step running now (`HandlerSteps.nextRequestId`), or undefined. */
+  requestId(): string | undefined;
+  /** How long a call may wait for its bucket: the handler's time left. Past it the run is parked instead. */
+  timeLeftMs(): number;
+  signal: AbortSignal;
+}
+
+/**
+ * A handler's `ctx.pods`: the deployment's pod client (`client`, made once and shared), with each
+ * call's options filled from the run: inside `ctx.step` its `x-request-id` follows the step's
+ * idempotency key (the same in every run of the step), it waits for its bucket at most the
+ * handler's time left (else `PodsRateLimited`, which parks the run), and it ends with the
+ * handler's signal. What a call passes itself wins.
+ */
+export function handlerPods(client: () => Promise<PodsClient>, run: PodsRun): PodsClient {
+  const options = (given: PodsCallOptions = {}): PodsCallOptions => ({
+    ...given,
+    requestId: given.requestId ?? run.requestId(),
+    maxWaitMs: given.maxWaitMs ?? Math.max(0, run.timeLeftMs()),
+    signal: given.signal ?? run.signal,
+  });
+  const list = async (query?: ListPodsQuery, o?: PodsCallOptions) => (await client()).list(query, options(o));
+  return {
+    list,
+    // Page by page through `list`, so a walk inside a step sends the same ids again (`<id>.<page>`).
+    async *pages(query: ListPodsQuery = {}, o: PodsCallOptions = {}): AsyncGenerator<PodsPage, void, undefined> {
+      const base = o.requestId ?? run.requestId();
+      let cursor = query.cursor;
+      for (let page = 1; ; page++) {
+        const answer = await list({ ...query, cursor }, { ...o, requestId: base === undefined ? undefined : pageRequestId(base, page) });
+        yield answer;
+        if (answer.next_cursor === null || answer.next_cursor === cursor) return;
+        cursor = answer.next_cursor;
+      }
+    },
+    queueAction: async (podId, action, o) => (await client()).queueAction(podId, action, options(o)),
+    actions: async (podId, o) => (await client()).actions(podId, options(o)),
+    lastResult: async (podId, o) => (await client()).lastResult(podId, options(o)),
+    mintKey: async (podId, o) => (await client()).mintKey(podId, { ...o, ...options(o) }),
+    chatTicket: async (podId, o) => (await client()).chatTicket(podId, options(o)),
+  };
+}
