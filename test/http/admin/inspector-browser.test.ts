@@ -1,16 +1,18 @@
-// The inspector in a real browser: Debian's Chromium driven by playwright-core, against a real
-// Node server on 127.0.0.1. Screenshots go to test/.artifacts/ (gitignored) for people to look at.
+// The inspector in a real browser: Chromium (the @sparticuz/chromium package's, or CHROMIUM_PATH's)
+// driven by playwright-core, against a real Node server on 127.0.0.1. Screenshots go to
+// test/.artifacts/ (gitignored) for people to look at.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium as playwright, type BrowserContext } from 'playwright-core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../../src/node/serve.js';
 import { startBackfill } from '../../../src/core/backfill/start-backfill.js';
 import { failHandler, handlers, recordedCalls, resetRecording } from '../../fixtures/recording-handlers.js';
 import { historyDeliveries } from '../../helpers/seed-history.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
+import { findChromium } from '../../helpers/chromium.js';
 import { signDelivery, TEST_SECRET } from '../../helpers/sign.js';
 import { runCli } from '../../helpers/spawn-podhook.js';
 import { useTempDir } from '../../helpers/temp-dir.js';
@@ -18,8 +20,6 @@ import { startAdminServer } from './admin-server.js';
 import { generatePayloadModule, inferShapes } from '../../../src/core/shapes/index.js';
 import { fittingPayload, learnedSamples } from '../../fixtures/shapes/learned-samples.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const INSTALL_HINT = `No Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (or set CHROMIUM_PATH) to run the inspector's browser test.`;
 const ARTIFACTS = join(import.meta.dirname, '..', '..', '.artifacts');
 const TOKEN = 'inspector-test-token-0123456789abcdef';
 // As root in a container: no sandbox; nothing that phones home.
@@ -40,7 +40,7 @@ const nowS = () => Math.floor(Date.now() / 1000);
 describe('inspector in Chromium', () => {
   it('logs in, opens a delivery, redelivers a dead letter and sees it processed, draws the chart, shows and cancels a backfill', async () => {
     // No browser fails the run with how to get one: a skip would hide the missing install step.
-    if (!existsSync(CHROMIUM)) throw new Error(INSTALL_HINT);
+    const chromium = await findChromium();
     resetRecording();
     failHandler('recordBackups');
     const log = captureLogger();
@@ -66,7 +66,7 @@ describe('inspector in Chromium', () => {
     await vi.waitFor(async () => expect((await store.get(drifted.eventId))?.drift, 'drift recorded').toHaveLength(2), { timeout: 5000 });
 
     profile = mkdtempSync(join(tmpdir(), 'podhook-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true, viewport: { width: 1100, height: 900 } });
+    browser = await playwright.launchPersistentContext(profile, { executablePath: chromium.executablePath, env: chromium.env, args: ARGS, headless: true, viewport: { width: 1100, height: 900 } });
     const page = browser.pages()[0] ?? (await browser.newPage());
     const cspErrors: string[] = [];
     page.on('console', (m) => {
