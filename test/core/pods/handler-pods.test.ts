@@ -1,0 +1,115 @@
+// ctx.pods from a handler, through the dispatcher on a real SQLite store, against the emulator on
+// 127.0.0.1: a call inside a step sends the step's key as its request id (the same on a rerun), a
+// 429 parks the run until its retry_after, and a code the service refuses again makes it dead.
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/core/config.js';
+import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
+import { createRouter } from '../../../src/core/dispatch/router.js';
+import { defineHandler } from '../../../src/core/events/define-handler.js';
+import { silentLogger } from '../../../src/core/observability/logger.js';
+import { createPodsAccess } from '../../../src/core/pods/pods-access.js';
+import { createStepSeal, storeJournals } from '../../../src/core/steps/index.js';
+import { startEmulator, type RunningEmulator } from '../../../src/emulator/start-emulator.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
+import { newDelivery } from '../../store/store-contract.js';
+
+const KEY = 'svc_test_key_0123456789';
+const tempDir = useTempDir();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(handle: Parameters<typeof defineHandler>[2], { handlerTimeoutMs = 30_000 } = {}) {
+  const emu: RunningEmulator = await startEmulator({ apiKey: KEY, allowLocalUrls: true, seedPods: 1 });
+  cleanups.push(() => emu.close());
+  const opened = openSqliteStore(dbIn(tempDir()));
+  cleanups.push(() => opened.close());
+  let now = Date.now();
+  const config = parseConfig({ SVC_BASE_URL: emu.url, SVC_API_KEY: KEY });
+  const router = createRouter([defineHandler('pod.backup.failed', { name: 'diagnose' }, handle as never)]);
+  const dispatcher = createDispatcher({
+    store: opened.store, router, logger: silentLogger, clock: () => now, retryBaseMs: 1_000, random: () => 1, handlerTimeoutMs,
+    steps: { journals: storeJournals(opened.store), seal: createStepSeal(null) },
+    pods: createPodsAccess({ config: config.pods, store: opened.store, clock: () => now }),
+  });
+  const podId = emu.emulator.pods.all()[0]!.id;
+  return { emu, ...opened, dispatcher, podId, advance: (ms: number) => (now += ms), now: () => now };
+}
+
+describe('ctx.pods from a handler', () => {
+  it('queues an action once across runs: inside a step its request id is the step key, the same when a later step fails and the run is retried', async () => {
+    let fails = 1;
+    const t = await setup(async (_e: unknown, ctx: { step: Function; pods: { queueAction: Function } }) => {
+      await ctx.step('queue diagnose', () => ctx.pods.queueAction(t.podId, 'diagnose'));
+      await ctx.step('then', () => {
+        if (fails-- > 0) throw new Error('later step fails once');
+      });
+    });
+    const d = newDelivery({ receivedAt: t.now(), eventType: 'pod.backup.failed' });
+    await t.store.claim([d]);
+    await t.dispatcher.runUntilIdle();
+    t.advance(60_000);
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed' });
+    const queued = t.emu.emulator.queuedActions();
+    expect(queued).toHaveLength(1);
+    const { stepIdempotencyKey } = await import('../../../src/core/steps/index.js');
+    expect(queued[0]).toMatchObject({ action: 'diagnose', request_id: await stepIdempotencyKey(d.eventId, 'diagnose', 1, 'queue diagnose') });
+  });
+
+  it('parks the run after a 429 with retry_after_seconds (its handler\'s time left is shorter), no attempt counted; it resumes after the wait', async () => {
+    const t = await setup(async (_e: unknown, ctx: { step: Function; pods: { queueAction: Function } }) => {
+      await ctx.step('queue restart', () => ctx.pods.queueAction(t.podId, 'restart'));
+    }, { handlerTimeoutMs: 1_000 });
+    t.emu.emulator.injectFault({ count: 1, status: 429, code: 'rate_limited', message: 'Too many requests.', details: { retry_after_seconds: 2 } });
+    const d = newDelivery({ receivedAt: t.now(), eventType: 'pod.backup.failed' });
+    await t.store.claim([d]);
+    await t.dispatcher.runUntilIdle();
+    const parked = await t.store.get(d.eventId);
+    expect(parked).toMatchObject({ status: 'queued', attempts: 0 });
+    expect(parked!.nextAttemptAt! - t.now()).toBeGreaterThanOrEqual(1_900);
+    expect(t.emu.emulator.queuedActions()).toHaveLength(0);
+    // Not before the bucket has a token again (the 429's wait, then the first token it lets back).
+    t.advance(parked!.nextAttemptAt! - t.now() - 1);
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });
+    t.advance(1);
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(t.emu.emulator.queuedActions()).toHaveLength(1);
+  });
+
+  it.each(['not_found', 'invalid_request', 'forbidden', 'capability_disabled', 'unauthorized'])('makes the delivery dead on %s, naming the code and the request id', async (code) => {
+    const t = await setup(async (_e: unknown, ctx: { step: Function; pods: { queueAction: Function } }) => {
+      await ctx.step('queue restart', () => ctx.pods.queueAction(t.podId, 'restart'));
+    });
+    t.emu.emulator.injectFault({ count: 1, status: 400, code, message: `refused: ${code}` });
+    const d = newDelivery({ receivedAt: t.now(), eventType: 'pod.backup.failed' });
+    await t.store.claim([d]);
+    await t.dispatcher.runUntilIdle();
+    const dead = await t.store.get(d.eventId);
+    expect(dead).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(dead!.lastError).toMatch(new RegExp(`^diagnose: StepError: step "queue restart" \\(#1, attempt 1\\) failed: PodsError: ${code} in queueAction \\(request id st_[0-9a-f]{40}\\): refused: ${code}$`));
+  });
+
+  it('retries an internal error on the ladder, with the same request id', async () => {
+    const t = await setup(async (_e: unknown, ctx: { step: Function; pods: { queueAction: Function } }) => {
+      await ctx.step('queue restart', () => ctx.pods.queueAction(t.podId, 'restart'));
+    });
+    const seen: string[] = [];
+    t.emu.emulator.injectFault({ count: 1, status: 500, code: 'internal', message: 'boom' });
+    const d = newDelivery({ receivedAt: t.now(), eventType: 'pod.backup.failed' });
+    await t.store.claim([d]);
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'failed', attempts: 1 });
+    t.advance(60_000);
+    await t.dispatcher.runUntilIdle();
+    expect(await t.store.get(d.eventId)).toMatchObject({ status: 'processed', attempts: 2 });
+    const [queued] = t.emu.emulator.queuedActions();
+    seen.push(queued!.request_id);
+    const { stepIdempotencyKey } = await import('../../../src/core/steps/index.js');
+    expect(seen).toEqual([await stepIdempotencyKey(d.eventId, 'diagnose', 1, 'queue restart')]);
+  });
+});
