@@ -12,6 +12,7 @@ import type { GateContext } from './handler-runner.js';
 export class RunContext implements HandlerContext {
   order?: OrderContext;
   private made: HandlerSteps | undefined;
+  private ended = false;
   readonly step: HandlerStepApi['step'];
   readonly sleep: HandlerStepApi['sleep'];
   readonly sleepUntil: HandlerStepApi['sleepUntil'];
@@ -23,10 +24,22 @@ export class RunContext implements HandlerContext {
     context?: GateContext,
   ) {
     if (context?.order) this.order = context.order;
-    const steps = () => (this.made ??= makeSteps());
+    const steps = () => {
+      if (this.made) return this.made;
+      this.made = makeSteps();
+      // Asked for first after the call ended: refused as any step after the return is.
+      this.made.closed = this.ended;
+      return this.made;
+    };
     this.step = (name, fn, options) => steps().step(name, fn, options);
     this.sleep = (name, duration) => steps().sleep(name, duration);
     this.sleepUntil = (name, at) => steps().sleepUntil(name, at);
+  }
+
+  /** The handler's call ended: a step asked for from now on is refused, whether or not it used steps before. */
+  end(): void {
+    this.ended = true;
+    if (this.made) this.made.closed = true;
   }
 
   get signal(): AbortSignal {

@@ -125,7 +125,7 @@ export function createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, s
     } finally {
       clearTimeout(timer);
       calls.delete(call);
-      if (ctx.steps) ctx.steps.closed = true;
+      ctx.end();
     }
     const tally = ctx.steps?.tally;
     if (tally) {
