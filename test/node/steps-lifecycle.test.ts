@@ -59,18 +59,23 @@ describe.each(BACKENDS)('durable steps and a delivery\'s life on $name', ({ data
       runtimes.splice(runtimes.indexOf(r), 1);
       await r.close(1000);
     };
-    return { db, start, post, settled, parked, stop };
+    /** A receiver with two deliveries: one parked for an hour after its first step, one processed. */
+    const parkedAndProcessed = async () => {
+      const r = await start();
+      const sleeping = stepDelivery('pod.backup.failed', { sleep: '1h' });
+      const done = stepDelivery('pod.created');
+      await post(r, sleeping);
+      await post(r, done);
+      await parked(r, sleeping.eventId);
+      await settled(r, done.eventId, 'processed');
+      return { r, sleeping, done };
+    };
+    return { db, start, post, settled, parked, stop, parkedAndProcessed };
   }
 
   it('retention never prunes a parked delivery (nor its steps), however old; a processed one of the same age goes', async () => {
     const t = await setup();
-    const r = await t.start();
-    const sleeping = stepDelivery('pod.backup.failed', { sleep: '1h' });
-    const done = stepDelivery('pod.created');
-    await t.post(r, sleeping);
-    await t.post(r, done);
-    await t.parked(r, sleeping.eventId);
-    await t.settled(r, done.eventId, 'processed');
+    const { r, sleeping, done } = await t.parkedAndProcessed();
     // Every row is older than this cutoff: retention in a day's time.
     let removed = 0;
     for (let n; (n = await r.store.prune({ before: Date.now() + DAY, limit: 100 })) > 0; ) removed += n;
@@ -83,13 +88,7 @@ describe.each(BACKENDS)('durable steps and a delivery\'s life on $name', ({ data
 
   it('podhook export carries no step results, of a parked run or of a finished one', async () => {
     const t = await setup();
-    const r = await t.start();
-    const sleeping = stepDelivery('pod.backup.failed', { sleep: '1h' });
-    const done = stepDelivery('pod.created');
-    await t.post(r, sleeping);
-    await t.post(r, done);
-    await t.parked(r, sleeping.eventId);
-    await t.settled(r, done.eventId, 'processed');
+    const { r, sleeping, done } = await t.parkedAndProcessed();
     // The results are on record, with text found nowhere else.
     for (const [id, handler] of [[sleeping.eventId, 'sleeper'], [done.eventId, 'threeSteps']] as const) {
       expect((await r.store.loadSteps(id, handler))[0]!.result).toContain(stepReceipt(id));
