@@ -168,7 +168,7 @@ export function withSteps(runs: readonly BareRun[], steps: readonly StepRecord[]
 
 /**
  * The `runs` of a delivery, oldest first: every handler run from its history, then the handlers
- * an operator's replay queued. A delivery processed at its first attempt has no history (ingest
+ * an operator's replay queued (a parked run's own `queued` row is not one). A delivery processed at its first attempt has no history (ingest
  * and dispatch stay lean): each handler that takes its type ran once and succeeded, at
  * `processed_at`, in the attempt's duration (the slowest handler's), on `ran_by`; a later run
  * (a replay) records that one in the history with its own. A handler with a ledger row and no
@@ -191,8 +191,11 @@ export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], le
   const ledgerOnly = ledger
     .filter((r) => r.status !== 'queued' && !inHistory.has(r.handler))
     .map((r): BareRun => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: isoTime(r.at), replica: null }));
+  // A run parked at a sleep leaves its handler `queued` in the ledger, at the parked run's attempt:
+  // that is the parked run itself (shown with its sleep), not a replay's mark.
+  const parkedRun = (r: HandlerRun) => history.some((h) => h.handler === r.handler && h.attempt === r.attempts && h.outcome === 'parked');
   const queued = ledger
-    .filter((r) => r.status === 'queued')
+    .filter((r) => r.status === 'queued' && !parkedRun(r))
     .map((r): BareRun => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: isoTime(r.at), replica: null }));
   return [
     ...ledgerOnly,
