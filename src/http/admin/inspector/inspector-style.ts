@@ -65,7 +65,8 @@ table.steps { font-size: .85rem; margin: .2rem 0 .3rem; }
 table.steps th, table.steps td { padding: .2rem .4rem; }
 td.sealed { font-style: italic; color: var(--muted); }
 p.parked { margin: .2rem 0 .4rem; }
-label.fresh { margin-left: .6rem; font-size: .9rem; }
+label.fresh { margin-left: .6rem; font-size: .9rem; white-space: nowrap; }
+label.fresh input { min-height: 0; vertical-align: middle; margin: 0 .2rem 0 0; }
 .s-running { background: var(--info); } .s-done { background: var(--ok); } .s-cancelled { background: var(--idle); }
 section.backfill { border: 1px solid var(--line); border-radius: 6px; padding: 0 .9rem .8rem; margin: .8rem 0; }
 section.backfill h2 { display: flex; gap: .5rem; align-items: center; }
