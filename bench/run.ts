@@ -16,7 +16,7 @@
  * and a 1M-row retention prune under load. Writes bench/results/latest.json.
  *
  * Options: `--quick` (two short rounds of the main series only, within about 60 s),
- * `--series=main,table`, `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics;
+ * `--series=main,handlers,table` (handlers: bench/handler-series.ts), `--targets=limit,peer,podhook,...` (see ALL_TARGETS for diagnostics;
  * `podhook-shapes` is podhook with a learned payload module: `--targets=limit,podhook,podhook-shapes`),
  * `--base=DIR`: adds the target `podhook-base`, the build in DIR (a git worktree of another commit,
  * `npm run build` run there first), measured side by side with this one for an A/B.
@@ -51,10 +51,12 @@ import { countersDelta, startBenchPostgres, type BenchPostgres, type StoreCounte
 import { SHAPES_REGISTRY, writeShapesRegistry } from './shapes-registry.js';
 import { ORDERED_PODS, ORDERED_REGISTRY, UNORDERED_REGISTRY, writeOrderedRegistries } from './ordered-registry.js';
 import { runTableSeries } from './table-series.js';
+import { runHandlerSeries } from './handler-series.js';
+import { writeHandlerRegistry } from './handler-registry.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--targets='))?.slice('--targets='.length).split(',');
-const series = process.argv.find((a) => a.startsWith('--series='))?.slice('--series='.length).split(',') ?? (quick ? ['main'] : ['main', 'table']);
+const series = process.argv.find((a) => a.startsWith('--series='))?.slice('--series='.length).split(',') ?? (quick ? ['main'] : ['main', 'handlers', 'table']);
 const base = process.argv.find((a) => a.startsWith('--base='))?.slice('--base='.length);
 
 const ALL_TARGETS: TargetSpec[] = [
@@ -66,6 +68,8 @@ const ALL_TARGETS: TargetSpec[] = [
   { name: 'group-commit-podhook-work', args: ['--import', 'tsx', 'bench/targets/group-commit.ts'], env: { GROUP_COMMIT_WORK: 'podhook' } },
   // podhook as shipped: what `npm start` runs (compiled by `npm run build` at the start of the bench).
   { name: 'podhook', args: podhookArgs() },
+  // The same with handlers in the receiver's thread (HANDLER_THREADS=0): what the handler threads cost or save.
+  { name: 'podhook-in-thread', args: podhookArgs(), env: { HANDLER_THREADS: '0' } },
   // The same with a module `podhook schemas` learned from the bench's own payloads (bench/shapes-registry.ts):
   // the drift check at the door and the generated schema at dispatch, on every delivery.
   { name: 'podhook-shapes', args: [...podhookArgs(), '--handlers', SHAPES_REGISTRY] },
@@ -99,7 +103,7 @@ const ALL_TARGETS: TargetSpec[] = [
 ];
 const DEFAULT_TARGETS = quick
   ? ['limit', 'peer', 'hono-insert-normal', 'podhook', 'podhook-postgres', 'podhook-postgres-2']
-  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-single-threaded-gc', 'podhook-postgres', 'group-commit-postgres-podhook-work', 'podhook-postgres-2'];
+  : ['limit', 'peer', 'hono-insert-normal', 'group-commit', 'group-commit-podhook-work', 'podhook', 'podhook-in-thread', 'podhook-single-threaded-gc', 'podhook-postgres', 'group-commit-postgres-podhook-work', 'podhook-postgres-2'];
 
 const ROUNDS = quick ? 2 : 5;
 const BURST_MS = quick ? 1500 : 4000;
@@ -116,6 +120,12 @@ async function main() {
   if ((only ?? DEFAULT_TARGETS).includes('podhook-shapes')) writeShapesRegistry();
   if ((only ?? DEFAULT_TARGETS).some((t) => t.startsWith('podhook-ordered') || t === 'podhook-unordered')) writeOrderedRegistries();
   if (series.includes('main')) await mainSeries();
+  if (series.includes('handlers')) {
+    writeHandlerRegistry();
+    const handlers = await runHandlerSeries({ rounds: quick ? 1 : 3, phaseMs: quick ? 4000 : 10_000, burstMs: quick ? 1500 : 3000, log: (line) => process.stderr.write(`${line}\n`) });
+    addToReport('handler_series', handlers);
+    console.log(`handler series: ${JSON.stringify(handlers, null, 1)}`);
+  }
   if (series.includes('table')) {
     const table = await runTableSeries({
       sizes: [0, 100_000, 1_000_000],
@@ -125,13 +135,21 @@ async function main() {
       pruneLoadMs: 160_000,
       log: (line) => process.stderr.write(`${line}\n`),
     });
-    const path = join(ROOT, 'bench/results/latest.json');
-    const report = series.includes('main') ? JSON.parse(readFileSync(path, 'utf8')) : { date: new Date().toISOString() };
-    report.table_series = table;
-    writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+    addToReport('table_series', table);
     console.log(`table series: ${JSON.stringify(table, null, 1)}`);
   }
 }
+
+/** Adds a series' figures to bench/results/latest.json: to this run's main series, or to a report of its own. */
+function addToReport(key: string, figures: unknown) {
+  const path = join(ROOT, 'bench/results/latest.json');
+  const report = ranMain ? JSON.parse(readFileSync(path, 'utf8')) : { date: new Date().toISOString() };
+  report[key] = figures;
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+  ranMain = true;
+}
+/** Whether latest.json holds this run's report already. */
+let ranMain = false;
 
 async function mainSeries() {
   const targets = ALL_TARGETS.filter((t) => (only ?? DEFAULT_TARGETS).includes(t.name));
@@ -156,6 +174,9 @@ async function mainSeries() {
     // podhook's replicas only: a hand-written target has nothing to poll, and would halve the figure per replica.
     const pgIdle = pgRunning.filter((r) => r.spec.name.startsWith('podhook'));
     const idle = postgres && pgIdle.length > 0 ? await idleLoad(postgres, pgIdle) : undefined;
+    // Resident memory at rest: started (handler threads, if any, up) and not yet sent a delivery.
+    await new Promise((r) => setTimeout(r, 2000));
+    const rssAtRest = new Map(running.map((r) => [r.spec.name, Math.max(...r.replicas.map((x) => rssMb(x.child.pid!)))]));
     // Warm-up: JIT, SQLite page cache, connection pools (--quick: each burst's own warm-up only).
     if (!quick) for (const r of running) load({ ...aimAt(r), durationMs: 1000, concurrency: CONCURRENCY });
 
@@ -201,6 +222,7 @@ async function mainSeries() {
         server_cpu_us_per_request: median(s.cpuUsPerReq),
         // The largest replica's, for a replicated target.
         peak_rss_mb: Math.max(...r.replicas.map((x) => peakRssMb(x.child.pid!))),
+        rss_at_rest_mb: rssAtRest.get(r.spec.name),
         rss_after_bursts_mb: round(median(s.rssMb)),
         ...(r.spec.postgres ? { postgres: storeFigures(s.max, storeCost.get(r.spec.name) ?? []) } : {}),
         non_200: failed,
@@ -276,11 +298,16 @@ async function mainSeries() {
         // (target: at most 1.25) and p99 at 1,000 req/s (target: at most 2, and at most 10 ms).
         podhook_cpu_per_delivery_vs_hand_written: ratioOf('server_cpu_us_per_request')(fig('podhook'), fig('group-commit-podhook-work')),
         podhook_p99_at_1000_vs_hand_written: ratioOf('fixed_rate_p99_ms')(fig('podhook'), fig('group-commit-podhook-work')),
+        // The same with handlers in the receiver's thread (HANDLER_THREADS=0), beside.
+        in_thread_cpu_per_delivery_vs_hand_written: ratioOf('server_cpu_us_per_request')(fig('podhook-in-thread'), fig('group-commit-podhook-work')),
+        in_thread_p99_at_1000_vs_hand_written: ratioOf('fixed_rate_p99_ms')(fig('podhook-in-thread'), fig('group-commit-podhook-work')),
+        podhook_vs_in_thread: ratio(fig('podhook'), fig('podhook-in-thread')),
       },
       ...(idle ? { postgres_idle: idle } : {}),
     };
     mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
     writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    ranMain = true;
     printTable(report);
     for (const [name, v] of unsaturated) warnUnsaturated(name, (v as { saturation: Saturation }).saturation);
   } finally {
@@ -455,9 +482,9 @@ function printTable(report: { targets: Record<string, unknown>; ratios: Record<s
   const rows = Object.entries(report.targets).map(([name, v]) => {
     const f = v as Record<string, number>;
     const share = (v as { saturation: Saturation }).saturation.server_cpu_share;
-    return [name, f.rps, f.p50_ms, f.p99_ms, f.max_ms, f.fixed_rate_p99_ms, f.server_cpu_us_per_request, share, f.rss_after_bursts_mb, f.peak_rss_mb, f.non_200].map(String);
+    return [name, f.rps, f.p50_ms, f.p99_ms, f.max_ms, f.fixed_rate_p99_ms, f.server_cpu_us_per_request, share, f.rss_at_rest_mb, f.rss_after_bursts_mb, f.peak_rss_mb, f.non_200].map(String);
   });
-  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99@1k/s', 'cpu µs/req', 'cpu share', 'RSS MB', 'peak MB', 'non-200'];
+  const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'p99@1k/s', 'cpu µs/req', 'cpu share', 'rest MB', 'RSS MB', 'peak MB', 'non-200'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
   console.log([line(head), ...rows.map(line)].join('\n'));

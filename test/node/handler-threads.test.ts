@@ -101,6 +101,22 @@ describe('handlers in worker threads', () => {
     t.close();
   });
 
+  it('blames the looping call, not one that waits behind it on the same thread and whose time limit passes first', async () => {
+    const t = await start();
+    // waiter (limit 800 ms) awaits a timer that cannot fire while spin (limit 1,000 ms) loops on their one thread.
+    const waiting = await t.send('pod.backup.completed');
+    await vi.waitFor(() => expect(t.notes().some((n) => n.id === waiting.id && n.phase === 'start')).toBe(true), { timeout: 15_000 });
+    const spin = await t.send('pod.active', { loop: true });
+    await t.settled(spin.id, 'failed');
+    expect((await t.get(spin.id)).lastError).toMatch(/^spin: HandlerTimeoutError: timed out after 1000 ms/);
+    // The waiter was cut short, not failed: due again at once, it ran to its end on the new thread.
+    await t.settled(waiting.id, 'processed');
+    expect(await t.get(waiting.id)).toMatchObject({ attempts: 1, lastError: null });
+    expect(t.notes().filter((n) => n.id === waiting.id).map((n) => n.phase)).toEqual(['start', 'start', 'end']);
+    expect(await t.metrics()).toContain('podhook_handler_thread_restarts_total{reason="timeout"} 1');
+    t.close();
+  });
+
   it('fails the run a stray timer exception or a promise left to reject came from, and keeps answering', async () => {
     const t = await start();
     const timer = await t.send('pod.destroyed', {});

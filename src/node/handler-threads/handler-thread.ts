@@ -2,7 +2,7 @@
 // sends, with the core's own runner (schema, time limit, signal, `handler run` line). Its heap
 // holds each call's payload, event, context and logger; its CPU, its crashes and its strays
 // cannot reach the loop that answers the sender. Started by thread-runner.ts.
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Delivery } from '../../core/delivery.js';
@@ -47,6 +47,19 @@ const describe = (error: unknown) => (error instanceof Error ? `${error.name}: $
 
 /** The call whose code is running (its async context follows its timers and promises). */
 const calls = new AsyncLocalStorage<{ id: number; handler: string }>();
+/**
+ * Which call's code runs now, in memory the receiver's thread reads when this thread stops
+ * answering: every callback and promise continuation sets it from its async context on entry.
+ */
+const runningNow = new Int32Array(data.running ?? new SharedArrayBuffer(4));
+createHook({
+  before() {
+    runningNow[0] = calls.getStore()?.id ?? 0;
+  },
+  after() {
+    runningNow[0] = 0;
+  },
+}).enable();
 /** Each call still running (its answer not sent), and how a stray error of its own fails it. */
 const failing = new Map<number, { fail(error: unknown): void; error?: unknown }>();
 
@@ -136,7 +149,16 @@ async function start() {
       deliveryCount: 1, status: 'queued', attempts: d.attempts, lastError: null, nextAttemptAt: null, processedAt: null,
     };
     const payloadFor = typedPayloads(schemas, d.eventType, payload);
-    const call = () => calls.run({ id: m.id, handler: h.name }, () => runner.run({ handler: guarded, delivery, payload: () => payloadFor(h), attempt: m.attempt, context: m.context, claimId: m.claimId }));
+    const call = () =>
+      calls.run({ id: m.id, handler: h.name }, () => {
+        // Its first synchronous part runs here, not in a callback: marked by hand.
+        runningNow[0] = m.id;
+        try {
+          return runner.run({ handler: guarded, delivery, payload: () => payloadFor(h), attempt: m.attempt, context: m.context, claimId: m.claimId });
+        } finally {
+          runningNow[0] = 0;
+        }
+      });
     const parent = m.traceParent ? parseTraceParent(m.traceParent) : null;
     try {
       const r = await (parent ? context.with(trace.setSpanContext(ROOT_CONTEXT, parent), call) : call());

@@ -18,6 +18,11 @@ export interface ThreadData {
   handlerTimeoutMs: number;
   /** STEP_ENCRYPTION_KEY: sensitive step results are sealed in the thread, before they leave it. */
   stepKey: string | null;
+  /**
+   * One Int32 the thread keeps set to the id of the call whose code is running (0: none), so a
+   * thread stuck in a loop tells which call is looping. Each thread has its own.
+   */
+  running?: SharedArrayBuffer;
 }
 
 /** The delivery a call needs, as it crosses: no headers, no lease. */

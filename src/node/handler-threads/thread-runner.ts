@@ -83,6 +83,8 @@ interface Thread {
   /** Taking no new calls: replaced once its calls are done. */
   retiring: boolean;
   gone: boolean;
+  /** The id of the call whose code the thread runs now (0: none), which it keeps up to date (ThreadData.running). */
+  runningNow: Int32Array;
 }
 
 const HERE = import.meta.url;
@@ -140,10 +142,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
   let closing = false;
 
   function spawn(): Thread {
-    const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
+    const running = new SharedArrayBuffer(4);
+    const worker = new Worker(BOOTSTRAP, { eval: true, workerData: { ...data, running }, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
     worker.unref();
     let loaded!: (ok: boolean) => void;
-    const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
+    const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false, runningNow: new Int32Array(running) };
     worker.on('message', (m: FromThread) => {
       switch (m.t) {
         case 'ready':
@@ -323,7 +326,20 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     });
   }
 
+  /**
+   * A call's answer is overdue by `stuckAfterMs`: its thread has not come back to its loop. The
+   * call whose code the thread runs is the one stuck: when that is another call, this one only
+   * waits behind it, and the other's own timer ends it at its own limit (this one is then
+   * interrupted, due again). Code of no pending call (a finished call's timer) stuck in a loop:
+   * the thread is replaced and its calls are due again. Nothing running known: this call is it.
+   */
   function stuck(p: Pending, timeoutMs: number) {
+    const culpritId = Atomics.load(p.thread.runningNow, 0);
+    if (culpritId !== 0 && culpritId !== p.id) {
+      if (p.thread.pending.has(culpritId)) return;
+      logger.error({ handler: p.call.handler.name, event_id: p.call.delivery.eventId }, 'code left behind by a finished handler call does not give back its thread: the thread is replaced');
+      return replace(p.thread, 'timeout');
+    }
     logger.error({ handler: p.call.handler.name, event_id: p.call.delivery.eventId, timeout_ms: timeoutMs }, 'handler did not give back its thread after its time limit: the thread is replaced');
     settle(p, { ...failure(p, 'timeout', 'HandlerTimeoutError', `timed out after ${timeoutMs} ms (the handler did not give back its thread)`) });
     replace(p.thread, 'timeout');
