@@ -25,7 +25,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, median, podhookArgs, round, SECRET, startTarget, type Running, type TargetSpec } from './harness.js';
 import { HANDLER_REGISTRY } from './handler-registry.js';
-import { treeCpuMs, type LoadResult } from './load-client.js';
+import { eventBody, treeCpuMs, type LoadResult } from './load-client.js';
+import { createHmac, randomUUID } from 'node:crypto';
 
 export interface HandlerSeriesOptions {
   rounds: number;
@@ -112,7 +113,7 @@ async function endlessLoop(o: HandlerSeriesOptions, dir: string) {
       await withTarget(spec('loop', { HANDLER_TIMEOUT_MS: '2000' }), dir, async (r, dbPath) => {
         const phase = () => load({ url: r.url, secret: SECRET, durationMs: o.phaseMs, rate: 50, concurrency: 8 });
         const before = phase();
-        const loop = load({ url: r.url, secret: SECRET, durationMs: 1000, rate: 1, concurrency: 1, eventType: 'pod.active', poolSize: 1, maxRequests: 1 });
+        const loop = await sendOne(r, 'pod.active');
         const during = phase();
         // Afterwards: every other delivery processed, and the looping run ended as a timeout.
         const db = new Database(dbPath, { readonly: true });
@@ -131,7 +132,7 @@ async function endlessLoop(o: HandlerSeriesOptions, dir: string) {
         return {
           before: latency(before),
           during: latency(during),
-          loop_answered: loop.ok,
+          loop_answered: loop,
           others_processed: after.others_processed,
           others_queued: after.others_queued,
           spin_runs: after.spin.map((s) => `${s.outcome}: ${s.error ?? ''}`.slice(0, 120)),
@@ -147,11 +148,23 @@ async function endlessLoop(o: HandlerSeriesOptions, dir: string) {
   return { rate: 50, handler_timeout_ms: 2000, before, during, p99_ratio: ratio(during.p99_ms, before.p99_ms), rounds };
 }
 
-async function stepsCost(o: HandlerSeriesOptions, dir: string) {
+/** One signed delivery of `eventType` (the load client's warm-up would send several); resolves with its answer's status. */
+async function sendOne(r: Running, eventType: string): Promise<number> {
+  const id = randomUUID();
+  const body = new Uint8Array(eventBody(1024, id));
+  const t = Math.floor(Date.now() / 1000);
+  const v1 = createHmac('sha256', SECRET).update(`${t}.`).update(body).digest('hex');
+  const headers = { 'content-type': 'application/json', 'x-svc-signature': `t=${t},v1=${v1}`, 'x-svc-event-type': eventType, 'x-svc-event-id': id };
+  return (await fetch(r.url, { method: 'POST', headers, body })).status;
+}
+
+export async function stepsCost(o: HandlerSeriesOptions, dir: string) {
   const works = ['none', 'step', 'sleep'] as const;
   const running = new Map<string, { r: Running; db: Database.Database }>();
   const costs = new Map<string, number[]>(works.map((w) => [w, []]));
   const rps = new Map<string, number[]>(works.map((w) => [w, []]));
+  /** How long each burst's deliveries took to drain after it, and how many were processed. */
+  const drains = new Map<string, Array<{ drain_ms: number; processed: number }>>(works.map((w) => [w, []]));
   try {
     for (const w of works) {
       const path = join(dir, `steps-${w}.db`);
@@ -174,10 +187,12 @@ async function stepsCost(o: HandlerSeriesOptions, dir: string) {
         const processed = count(db, 'processed');
         const cpu = treeCpuMs(r.child.pid!);
         const result = load({ url: r.url, secret: SECRET, durationMs: o.burstMs, concurrency: 32 });
+        const t0 = performance.now();
         await drained(db);
         const delivered = count(db, 'processed') - processed;
         costs.get(w)!.push(Math.round(((treeCpuMs(r.child.pid!) - cpu) * 1000) / Math.max(1, delivered)));
         rps.get(w)!.push(result.rps);
+        drains.get(w)!.push({ drain_ms: Math.round(performance.now() - t0), processed: delivered });
       }
       o.log(`handlers: steps round ${round_ + 1}/${o.rounds} done`);
     }
@@ -192,6 +207,7 @@ async function stepsCost(o: HandlerSeriesOptions, dir: string) {
     cpu_us_per_delivery: Object.fromEntries(works.map((w) => [w, cost(w)])),
     rounds_cpu_us_per_delivery: Object.fromEntries(costs),
     burst_rps: Object.fromEntries(works.map((w) => [w, round(median(rps.get(w)!))])),
+    drains: Object.fromEntries(drains),
     one_step_vs_none: ratio(cost('step'), cost('none')),
     park_and_wake_vs_none: ratio(cost('sleep'), cost('none')),
     one_step_us: cost('step') - cost('none'),

@@ -22,62 +22,71 @@ const toStep = (r: StepRow): StepRecord => ({
   durationMs: r.durationMs === null ? null : Number(r.durationMs),
 });
 
-/** Durable steps, the same statements on every backend. */
-export function stepMethods({ db, tables, atomic }: StoreBackend): StepStore {
+type StepParams = { [K in keyof StepRecord]: K extends 'sensitive' ? number : StepRecord[K] } & { claimId: string };
+const STEP_KEYS = ['eventId', 'handler', 'seq', 'name', 'kind', 'state', 'attempts', 'result', 'sensitive', 'resultBytes', 'error', 'wakeAt', 'startedAt', 'finishedAt', 'durationMs', 'claimId'] as const;
+
+/** Durable steps, the same statements on every backend (a run's two, prepared once on better-sqlite3). */
+export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): StepStore {
   const { handlerSteps: s, deliveries: d } = tables;
+  const load = prepare<{ eventId: string; handler: string }>(['eventId', 'handler'], (tx, p) => [
+    tx.select().from(s).where(and(eq(s.eventId, p.eventId), eq(s.handler, p.handler))).orderBy(asc(s.seq)),
+  ]);
+  // Written only while the claim holds the delivery (one statement, so D1 runs it as is), and
+  // durably: the handler's next line runs once its step is on record.
+  const save = prepare<StepParams>(STEP_KEYS, (tx, p) => [
+    tx
+      .insert(s)
+      .select((qb) =>
+        qb
+          .select({
+            eventId: sql<string>`${p.eventId}`.as('event_id'),
+            handler: sql<string>`${p.handler}`.as('handler'),
+            seq: sql<number>`${p.seq}`.as('seq'),
+            name: sql<string>`${p.name}`.as('name'),
+            kind: sql<StepRecord['kind']>`${p.kind}`.as('kind'),
+            state: sql<StepRecord['state']>`${p.state}`.as('state'),
+            attempts: sql<number>`${p.attempts}`.as('attempts'),
+            result: sql<string | null>`${p.result}`.as('result'),
+            sensitive: sql<number>`${p.sensitive}`.as('sensitive'),
+            resultBytes: sql<number | null>`${p.resultBytes}`.as('result_bytes'),
+            error: sql<string | null>`${p.error}`.as('error'),
+            wakeAt: sql<number | null>`${p.wakeAt}`.as('wake_at'),
+            startedAt: sql<number>`${p.startedAt}`.as('started_at'),
+            finishedAt: sql<number | null>`${p.finishedAt}`.as('finished_at'),
+            durationMs: sql<number | null>`${p.durationMs}`.as('duration_ms'),
+          })
+          .from(d)
+          .where(and(eq(d.eventId, p.eventId), eq(d.claimId, p.claimId))),
+      )
+      .onConflictDoUpdate({
+        target: [s.eventId, s.handler, s.seq],
+        set: {
+          name: sql`excluded.name`,
+          kind: sql`excluded.kind`,
+          state: sql`excluded.state`,
+          attempts: sql`excluded.attempts`,
+          result: sql`excluded.result`,
+          sensitive: sql`excluded.sensitive`,
+          resultBytes: sql`excluded.result_bytes`,
+          error: sql`excluded.error`,
+          wakeAt: sql`excluded.wake_at`,
+          startedAt: sql`excluded.started_at`,
+          finishedAt: sql`excluded.finished_at`,
+          durationMs: sql`excluded.duration_ms`,
+        },
+      })
+      .returning({ eventId: s.eventId }),
+  ]);
   return {
     async loadSteps(eventId, handler) {
-      const rows = await db.select().from(s).where(and(eq(s.eventId, eventId), eq(s.handler, handler))).orderBy(asc(s.seq));
+      // A read, outside any transaction: a query built with values is awaited, a prepared one run.
+      const [query] = load(db, { eventId, handler });
+      const rows: StepRow[] = await ('then' in query! ? query : query!.all());
       return rows.map(toStep);
     },
 
     async saveStep(step, claimId) {
-      // Written only while the claim holds the delivery (one statement, so D1 runs it as is), and
-      // durably: the handler's next line runs once its step is on record.
-      const [written] = await atomic((tx) => [
-        tx
-          .insert(s)
-          .select((qb) =>
-            qb
-              .select({
-                eventId: sql<string>`${step.eventId}`.as('event_id'),
-                handler: sql<string>`${step.handler}`.as('handler'),
-                seq: sql<number>`${step.seq}`.as('seq'),
-                name: sql<string>`${step.name}`.as('name'),
-                kind: sql<StepRecord['kind']>`${step.kind}`.as('kind'),
-                state: sql<StepRecord['state']>`${step.state}`.as('state'),
-                attempts: sql<number>`${step.attempts}`.as('attempts'),
-                result: sql<string | null>`${step.result}`.as('result'),
-                sensitive: sql<number>`${step.sensitive ? 1 : 0}`.as('sensitive'),
-                resultBytes: sql<number | null>`${step.resultBytes}`.as('result_bytes'),
-                error: sql<string | null>`${step.error}`.as('error'),
-                wakeAt: sql<number | null>`${step.wakeAt}`.as('wake_at'),
-                startedAt: sql<number>`${step.startedAt}`.as('started_at'),
-                finishedAt: sql<number | null>`${step.finishedAt}`.as('finished_at'),
-                durationMs: sql<number | null>`${step.durationMs}`.as('duration_ms'),
-              })
-              .from(d)
-              .where(and(eq(d.eventId, step.eventId), eq(d.claimId, claimId))),
-          )
-          .onConflictDoUpdate({
-            target: [s.eventId, s.handler, s.seq],
-            set: {
-              name: sql`excluded.name`,
-              kind: sql`excluded.kind`,
-              state: sql`excluded.state`,
-              attempts: sql`excluded.attempts`,
-              result: sql`excluded.result`,
-              sensitive: sql`excluded.sensitive`,
-              resultBytes: sql`excluded.result_bytes`,
-              error: sql`excluded.error`,
-              wakeAt: sql`excluded.wake_at`,
-              startedAt: sql`excluded.started_at`,
-              finishedAt: sql`excluded.finished_at`,
-              durationMs: sql`excluded.duration_ms`,
-            },
-          })
-          .returning({ eventId: s.eventId }),
-      ]);
+      const [written] = await atomic((tx) => save(tx, { ...step, sensitive: step.sensitive ? 1 : 0, claimId }));
       return written!.length > 0;
     },
 
