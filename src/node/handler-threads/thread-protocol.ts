@@ -50,17 +50,7 @@ export type ToThread =
   | { t: 'close' };
 
 /** A handler call's result as it crosses back (the core's `HandlerResult` without its handler name and attempt, which the receiver knows). */
-export interface ThreadResult {
-  ok: boolean;
-  permanent: boolean;
-  error: string | null;
-  errorName?: string;
-  durationMs: number;
-  outcome: HandlerOutcome;
-  waitUntil?: number;
-  stepAttempt?: number;
-  steps?: HandlerResult['steps'];
-}
+export type ThreadResult = Omit<HandlerResult, 'handler' | 'attempt' | 'interrupted'>;
 
 export type FromThread =
   /** The registry loaded: calls may come. */
