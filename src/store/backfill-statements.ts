@@ -92,6 +92,14 @@ function ledgerRow(tx: Tx, t: Tables, eventId: string, run: { handler: string; s
   ).returning({ eventId: r.eventId });
 }
 
+function freshSteps(tx: Tx, t: Tables, eventId: string, handler: string, when: SQL): ReturningQuery {
+  const { deliveries: d, handlerSteps: st } = t;
+  return tx
+    .delete(st)
+    .where(and(eq(st.eventId, eventId), eq(st.handler, handler), sql`exists (select 1 from ${d} where ${when})`))
+    .returning({ eventId: st.eventId });
+}
+
 function orderedRow(tx: Tx, t: Tables, eventId: string, e: OrderEntry, when: SQL): ReturningQuery {
   const { deliveries: d, orderedRuns: o } = t;
   return tx
@@ -128,6 +136,9 @@ export function backfillStepStatements(tx: Tx, t: Tables, s: BackfillStep): Retu
     const when = and(requeueable(t, item.eventId, s.now), held)!;
     // Rows first: they are written only while the delivery is still what the page found.
     for (const run of item.runs) statements.push(ledgerRow(tx, t, item.eventId, run, s.now, when));
+    // The handler a backfill runs starts its durable steps fresh (issue 36 §3): a run of it that
+    // parked or failed before a deploy dropped it never resumes from what it recorded then.
+    for (const run of item.runs) if (run.status === 'queued') statements.push(freshSteps(tx, t, item.eventId, run.handler, when));
     for (const e of item.order ?? []) statements.push(orderedRow(tx, t, item.eventId, e, when));
     statements.push(
       tx

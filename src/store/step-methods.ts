@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, min, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, min, sql } from 'drizzle-orm';
 import type { StepRecord, StepStore } from '../core/steps/step-record.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
@@ -100,7 +100,7 @@ export function stepMethods({ db, tables, atomic }: StoreBackend): StepStore {
           .select({ eventId: s.eventId, handler: s.handler, step: s.name, wakeAt: s.wakeAt })
           .from(s)
           .innerJoin(d, eq(d.eventId, s.eventId))
-          .where(and(inArray(s.eventId, ids), eq(s.state, 'sleeping'), eq(d.status, 'queued'))),
+          .where(and(inArray(s.eventId, ids), eq(s.state, 'sleeping'), eq(d.status, 'queued'), isNull(d.leaseOwner))),
       );
       return rows.map((r) => ({ eventId: r.eventId, handler: r.handler, step: r.step, wakeAt: Number(r.wakeAt) }));
     },
@@ -110,7 +110,7 @@ export function stepMethods({ db, tables, atomic }: StoreBackend): StepStore {
         .select({ parked: count(), earliest: min(s.wakeAt) })
         .from(s)
         .innerJoin(d, eq(d.eventId, s.eventId))
-        .where(and(eq(s.state, 'sleeping'), eq(d.status, 'queued')));
+        .where(and(eq(s.state, 'sleeping'), eq(d.status, 'queued'), isNull(d.leaseOwner)));
       return { parked: Number(row?.parked ?? 0), earliestWakeAt: row?.earliest === null || row?.earliest === undefined ? null : Number(row.earliest) };
     },
   };

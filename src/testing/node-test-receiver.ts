@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, type Config } from '../core/config.js';
 import { createRouter } from '../core/dispatch/router.js';
-import { readOrderWaits, waitingOnOf } from '../core/order/waiting-on.js';
-import { deliveryJson } from '../core/transfer/delivery-export.js';
+import { deliveryRows } from '../core/transfer/delivery-rows.js';
 import { createNodeRuntime } from '../node/node-runtime.js';
 import { captureLogs } from './capture-logs.js';
 import { signDelivery } from './sign.js';
@@ -84,9 +83,7 @@ export function startTestReceiver({
       }
     },
     async deliveries() {
-      const rows = await store.list({ limit: 100_000 });
-      const waits = await readOrderWaits(store, rows);
-      return rows.map((d) => deliveryJson(d, waitingOnOf(waits.get(d.eventId))));
+      return deliveryRows(store, await store.list({ limit: 100_000 }));
     },
     async runs(eventId) {
       const ledger = await store.handlerRuns([eventId]);

@@ -30,6 +30,7 @@ describe('parseConfig', () => {
       },
       alerts: { webhookUrl: null, downtimeMinutes: 5, minIntervalMinutes: 10 },
       adminToken: null,
+      stepEncryptionKey: null,
       metricsToken: null,
       pods: {
         baseUrl: null,
@@ -116,6 +117,14 @@ describe('parseConfig', () => {
     expect(parseConfig({ HANDLER_THREADS: '3' }).dispatch.handlerThreads).toBe(3);
     expect(() => parseConfig({ HANDLER_THREADS: '65' })).toThrow(/^invalid configuration: HANDLER_THREADS must be at most 64 \(got "65"\)$/);
     expect(() => parseConfig({ HANDLER_THREAD_HEAP_MB: '8' })).toThrow(/HANDLER_THREAD_HEAP_MB must be at least 16 \(got "8"\)/);
+  });
+
+  it('reads STEP_ENCRYPTION_KEY as 64 hex digits or base64 of 32 bytes, and refuses anything else without echoing it', () => {
+    expect(parseConfig({ STEP_ENCRYPTION_KEY: 'ab'.repeat(32) }).stepEncryptionKey).toBe('ab'.repeat(32));
+    expect(parseConfig({ STEP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }).stepEncryptionKey).toBe(Buffer.alloc(32, 7).toString('base64'));
+    for (const bad of ['s3cr3t-step-key-too-short', 'ab'.repeat(31), Buffer.alloc(16).toString('base64')]) {
+      expect(() => parseConfig({ STEP_ENCRYPTION_KEY: bad })).toThrow(/^invalid configuration: STEP_ENCRYPTION_KEY must be 32 bytes as 64 hex digits or base64 \(openssl rand -hex 32\)$/);
+    }
   });
 
   it('splits comma-separated secrets, trimming blanks', () => {

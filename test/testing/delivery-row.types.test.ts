@@ -36,7 +36,7 @@ describe('the test kit delivery row', () => {
 
   it('has every field of the export record but the body and headers, with the same types', () => {
     expectTypeOf<Exclude<keyof ExportRecord, keyof DeliveryRow>>().toEqualTypeOf<RecordOnly>();
-    expectTypeOf<Exclude<keyof DeliveryRow, keyof ExportRecord>>().toEqualTypeOf<'body_bytes' | 'waiting_on'>();
+    expectTypeOf<Exclude<keyof DeliveryRow, keyof ExportRecord>>().toEqualTypeOf<'body_bytes' | 'waiting_on' | 'parked'>();
     type Shared = Exclude<keyof DeliveryRow & keyof ExportRecord, 'conflict_with' | 'drift'>;
     expectTypeOf<Pick<DeliveryRow, Shared>>().toEqualTypeOf<Pick<ExportRecord, Shared>>();
     // A row says null where the record leaves the field out.
@@ -46,9 +46,10 @@ describe('the test kit delivery row', () => {
     const row: Record<string, unknown> = { ...deliveryJson(quarantined) };
     const record: Record<string, unknown> = { ...toExportRecord(quarantined) };
     for (const key of ['format', 'headers', 'body_base64', 'trace_parent'] satisfies RecordOnly[]) delete record[key];
-    const { body_bytes, waiting_on, ...shared } = row;
+    const { body_bytes, waiting_on, parked, ...shared } = row;
     expect(body_bytes).toBe(quarantined.body.byteLength);
     expect(waiting_on).toBeNull();
+    expect(parked).toBeNull();
     expect(shared).toEqual(record);
   });
 });

@@ -145,7 +145,7 @@ describe('createTestReceiver', () => {
       ['pod.backup.completed', 'processed', 2],
     ]);
     expect(Object.keys(rows[0]!).sort()).toEqual(
-      ['attempts', 'body_bytes', 'conflict_with', 'delivery_count', 'drift', 'event_id', 'event_type', 'last_error', 'last_received_at', 'next_attempt_at', 'processed_at', 'received_at', 'signature_t', 'status', 'waiting_on'],
+      ['attempts', 'body_bytes', 'conflict_with', 'delivery_count', 'drift', 'event_id', 'event_type', 'last_error', 'last_received_at', 'next_attempt_at', 'parked', 'processed_at', 'received_at', 'signature_t', 'status', 'waiting_on'],
     );
     expect(rows[0]!.event_id).toBe((ignored.body as { event_id: string }).event_id);
     expect(await r.runs(id)).toEqual([{ handler: 'recordBackups', attempt: 1, outcome: 'succeeded', error: null }]);

@@ -11,7 +11,7 @@ import type { WorkerEnv } from '../../src/worker/worker-env.js';
 
 /** Empties podhook's tables (the schema and the migration ledger stay), so a test starts clean. */
 export async function emptyD1(db: D1Database): Promise<void> {
-  await db.batch(['handler_runs', 'handler_attempts', 'ordered_runs', 'order_keys', 'deliveries', 'webhook_secrets', 'heartbeats', 'handler_registrations', 'backfills', 'rate_tokens', 'api_keys'].map((table) => db.prepare(`DELETE FROM ${table}`)));
+  await db.batch(['handler_runs', 'handler_attempts', 'ordered_runs', 'order_keys', 'deliveries', 'webhook_secrets', 'heartbeats', 'handler_registrations', 'backfills', 'rate_tokens', 'api_keys', 'handler_steps'].map((table) => db.prepare(`DELETE FROM ${table}`)));
 }
 
 export interface WorkerTarget extends HttpTarget {

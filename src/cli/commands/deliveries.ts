@@ -1,11 +1,11 @@
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
-import { deliveryJson, type DeliveryRow } from '../../core/transfer/delivery-export.js';
+import type { DeliveryRow } from '../../core/transfer/delivery-export.js';
+import { deliveryRows } from '../../core/transfer/delivery-rows.js';
 import { parseConfig } from '../../core/config.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';
 import { openExistingStore, parseFilters } from '../delivery-filters.js';
 import { parseEventType } from '../event-arguments.js';
 import { formatTable } from '../format-table.js';
-import { readOrderWaits, waitingOnOf } from '../../core/order/waiting-on.js';
 
 export const deliveriesCommand = defineCommand({
   name: 'deliveries',
@@ -19,8 +19,13 @@ export const deliveriesCommand = defineCommand({
                delivery_count, received_at, last_received_at, last_error, signature_t,
                next_attempt_at, processed_at, body_bytes, conflict_with (the stored
                delivery a quarantined one conflicts with), waiting_on (the delivery
-               an ordered handler waits for); values are whole (the table cuts long
-               ones, ending them in ...)
+               an ordered handler waits for), drift, parked (a queued delivery whose
+               handler run sleeps at a durable sleep: {handler, step, wake_at}; its
+               status stays queued); values are whole (the table cuts long ones,
+               ending them in ...)
+
+The table shows a queued delivery whose run is parked at a sleep as "parked", with its
+wake_at (when it is due again).
 
 Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), like
 the server.
@@ -44,8 +49,7 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
         eventType,
         limit: Number(limitText),
       });
-      const waits = await readOrderWaits(store, rows);
-      const json = rows.map((d) => deliveryJson(d, waitingOnOf(waits.get(d.eventId))));
+      const json = await deliveryRows(store, rows);
       if (values.json) {
         io.stdout(`${JSON.stringify(json, null, 2)}\n`);
       } else if (rows.length === 0) {
@@ -61,8 +65,11 @@ Exit codes: 0 listed, 1 no database at that path, 2 bad usage or configuration.`
 });
 
 function table(rows: DeliveryRow[]): string {
-  const columns: (keyof DeliveryRow)[] = ['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count'];
-  // Only a deployment with ordered handlers has deliveries waiting on another.
+  // A parked run's delivery is stored queued: the table says parked, and until when.
+  const cells = rows.map((r) => ({ ...r, status: r.parked ? 'parked' : r.status, wake_at: r.parked?.wake_at ?? null }));
+  const columns: (keyof (typeof cells)[number])[] = ['received_at', 'event_id', 'event_type', 'status', 'attempts', 'delivery_count'];
+  // Only deliveries with a parked run, or a deployment with ordered handlers, need these.
+  if (rows.some((r) => r.parked !== null)) columns.push('wake_at');
   if (rows.some((r) => r.waiting_on !== null)) columns.push('waiting_on');
-  return formatTable([...columns, 'last_error'], rows);
+  return formatTable([...columns, 'last_error'], cells);
 }

@@ -21,12 +21,16 @@ import { parseEventId } from '../event-arguments.js';
 export const replayCommand = defineCommand({
   name: 'replay',
   summary: 'Run the handler modules again on stored deliveries, in this process, offline.',
-  usage: 'podhook replay <event-id...> | --status S | --type T [--since ISO] [--handler NAME] [--dry-run]',
+  usage: 'podhook replay <event-id...> | --status S | --type T [--since ISO] [--handler NAME] [--fresh] [--dry-run]',
   help: `Selects deliveries by event id, or by filters (combined; oldest first):
 ${FILTER_HELP}
 
 Options:
   --handler NAME     run only this handler (its name in the ledger, e.g. podCreated)
+  --fresh            drop the durable steps the handlers recorded (ctx.step, ctx.sleep) and run
+                     them from the start: after a deploy changed a handler's steps under a
+                     parked or dead run ("step mismatch"). Without it a run resumes after the
+                     steps done, their results given back
 ${HANDLERS_HELP}
   --dry-run          print what would run; run nothing, write nothing
 
@@ -44,8 +48,8 @@ dispatcher ("waiting"), which runs it in order.
 One line per delivery and a summary go to stdout; the handlers' log lines (JSON, LOG_LEVEL;
 LOG_PRETTY=1 for people) go to stderr.
 
-Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db), and
-HANDLER_TIMEOUT_MS. With OTEL_EXPORTER_OTLP_ENDPOINT (or the other OTEL_* variables of
+Reads DATABASE_URL's PostgreSQL when set, else DATABASE_PATH (default ./data/podhook.db),
+HANDLER_TIMEOUT_MS, and STEP_ENCRYPTION_KEY (sensitive steps' results). With OTEL_EXPORTER_OTLP_ENDPOINT (or the other OTEL_* variables of
 \`podhook serve\`), each replay is a span linked to the delivery's receipt (docs/tracing.md).
 Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing or unreadable,
 2 bad usage or configuration.`,
@@ -53,6 +57,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
     ...FILTER_OPTIONS,
     handler: { type: 'string' },
     ...HANDLERS_OPTION,
+    fresh: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
   },
   allowPositionals: true,
@@ -98,6 +103,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       redact,
       steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
       pods: createPodsAccess({ config: config.pods, store, clock: Date.now }),
+      fresh: values.fresh === true,
     });
 
     const tally: Record<ReplayOutcome | 'missing', number> = { succeeded: 0, failed: 0, skipped: 0, busy: 0, waiting: 0, lost: 0, missing: 0 };
@@ -114,7 +120,8 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
           const names = replayer.handlersFor(delivery).map((h) => h.name);
           tally[names.length > 0 ? 'succeeded' : 'skipped']++;
           runs += names.length;
-          io.stdout(`${head(delivery)}  ${names.length > 0 ? `would run ${names.join(', ')}` : 'skipped: no handler takes it'}\n`);
+          const run = values.fresh ? 'would run from the start' : 'would run';
+          io.stdout(`${head(delivery)}  ${names.length > 0 ? `${run} ${names.join(', ')}` : 'skipped: no handler takes it'}\n`);
           continue;
         }
         const result = await replayer.replay(delivery);

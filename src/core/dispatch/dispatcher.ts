@@ -192,8 +192,9 @@ export function createDispatcher({
     },
     adopt(grant, d) {
       leases.hold(d.eventId, grant.claimId, grant.until);
-      // Ingest parsed its body already.
-      slots.adopt(storedDelivery(d), d.payload, grant.claimId);
+      // Ingest parsed its body already. A runner that reads the body in a thread of its own does not
+      // need it here: not keeping it spares this heap an object that would outlive the handler's run.
+      slots.adopt(storedDelivery(d), runner.readsBody ? undefined : d.payload, grant.claimId);
     },
     release() {
       slots.release();

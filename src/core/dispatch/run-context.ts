@@ -42,6 +42,12 @@ export class RunContext implements HandlerContext {
     this.sleepUntil = (name, at) => steps().sleepUntil(name, at);
   }
 
+  /** The handler's call ended: a step asked for from now on is refused, whether or not it used steps before. */
+  end(): void {
+    this.ended = true;
+    if (this.made) this.made.closed = true;
+  }
+
   get signal(): AbortSignal {
     return this.signalOf();
   }
@@ -61,12 +67,6 @@ export class RunContext implements HandlerContext {
   /** The run parks until then, though no step asked for it. */
   parkOutsideSteps(at: number): void {
     this.parkedUntil = at;
-  }
-
-  /** The call ended: a step asked for from now on is refused. */
-  end(): void {
-    this.ended = true;
-    if (this.made) this.made.closed = true;
   }
 
   /** The call's steps, if it used any. */

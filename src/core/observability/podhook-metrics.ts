@@ -5,6 +5,7 @@ import { backfillProgress } from '../backfill/progress.js';
 import type { OrderStats, OrderStore, QueueStats, ReadStore } from '../delivery-store.js';
 import { isEventType } from '../events/event-types.js';
 import type { IngestOutcome } from '../ingest/ingest-outcome.js';
+import type { StepStore } from '../steps/step-record.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
 import type { PodsObserver } from '../pods/pods-observer.js';
 
@@ -43,12 +44,12 @@ export interface PodhookMetrics {
 
 /**
  * podhook's metrics: deliveries by outcome and type, verification failures by reason, ingest
- * latency, dispatch lag (receipt → handler start), handler runs and failures, payload drift, and queue depth,
- * dead letters and what running backfills have left, read from the store at most once per `refreshMs`, whatever the number of scrapers
+ * latency, dispatch lag (receipt → handler start), handler runs and failures, durable steps, payload drift, and queue depth,
+ * dead letters, parked runs and what running backfills have left, read from the store at most once per `refreshMs`, whatever the number of scrapers
  * (the counts scan the open rows, which a backlog makes long).
  */
 export function createPodhookMetrics(
-  store: Pick<ReadStore, 'queueStats'> & Pick<OrderStore, 'orderStats'> & Pick<BackfillStore, 'listBackfills'>,
+  store: Pick<ReadStore, 'queueStats'> & Pick<OrderStore, 'orderStats'> & Pick<BackfillStore, 'listBackfills'> & Pick<StepStore, 'parkStats'>,
   { clock = Date.now, refreshMs = 15_000, orderedHandlers = [] }: PodhookMetricsOptions = {},
 ): PodhookMetrics {
   /** A store read shared by every scrape within `refreshMs`. */
@@ -68,6 +69,7 @@ export function createPodhookMetrics(
   const queueStats = cachedRead<QueueStats>(() => store.queueStats());
   const orderStats = cachedRead<OrderStats[]>(() => store.orderStats());
   const runningBackfills = cachedRead<Backfill[]>(() => store.listBackfills({ state: 'running' }));
+  const parkStats = cachedRead(() => store.parkStats());
   const registry = createMetricsRegistry();
   const deliveries = registry.counter('podhook_deliveries_total', 'Ingest answers by outcome and event type.');
   const verification = registry.counter('podhook_verification_failures_total', 'Deliveries refused before the store, by reason.');
@@ -103,6 +105,12 @@ export function createPodhookMetrics(
   registry.gauge('podhook_backfill_remaining', 'Deliveries a running backfill has not passed yet, by handler.', async () =>
     (await runningBackfills()).map((b) => [{ handler: b.handler }, backfillProgress(b, clock()).remaining]),
   );
+  const steps = registry.counter('podhook_steps_total', 'Durable steps by handler and outcome: succeeded (ran and recorded; a sleep: woke), failed (threw), replayed (its recorded result given back).');
+  registry.gauge('podhook_parked_runs', 'Handler runs parked at a durable sleep now.', async () => [[{}, (await parkStats()).parked]]);
+  registry.gauge('podhook_parked_overdue_seconds', 'How far past its wake time the earliest parked run is (0 when none is overdue).', async () => {
+    const { earliestWakeAt } = await parkStats();
+    return [[{}, earliestWakeAt === null ? 0 : Math.max(0, (clock() - earliestWakeAt) / 1000)]];
+  });
   const stale = registry.counter('podhook_order_stale_total', 'Stale events met by ordered handlers (a newer one of the key already ran), by handler and action: run or skip.');
   if (orderedHandlers.length > 0) {
     const byHandler = async () => {
@@ -155,6 +163,11 @@ export function createPodhookMetrics(
       },
       orderStale(handler, action) {
         stale.inc({ handler, action });
+      },
+      handlerSteps(handler, succeeded, failed, replayed) {
+        if (succeeded > 0) steps.inc({ handler, outcome: 'succeeded' }, succeeded);
+        if (failed > 0) steps.inc({ handler, outcome: 'failed' }, failed);
+        if (replayed > 0) steps.inc({ handler, outcome: 'replayed' }, replayed);
       },
     } },
   };

@@ -85,14 +85,21 @@ export class HandlerSteps implements HandlerStepApi {
     return (this.records ??= this.o.journal.load());
   }
 
+  /** Refuses a step once the handler returned: nothing records it under the run's claim any more. */
+  private open(name: string, kind: StepRecord['kind']) {
+    if (this.closed) throw new StepError('step_after_return', `${kind} "${name}" was asked for after the handler returned: await every step before returning`, true);
+  }
+
   /** The next position, after the checks every step and sleep makes. */
   private async next(name: string, kind: StepRecord['kind']): Promise<{ seq: number; recorded: StepRecord | undefined }> {
-    if (this.closed) throw new StepError('step_after_return', `${kind} "${name}" was asked for after the handler returned: await every step before returning`, true);
+    this.open(name, kind);
     if (this.tally.parkedUntil !== undefined) throw new RunParked(this.tally.parkedUntil);
     if (typeof name !== 'string' || name === '') throw new StepError('step_failed', `a ${kind} needs a name (a non-empty string)`, true);
     const seq = ++this.seq;
     const recorded = (await this.load()).find((r) => r.seq === seq);
     if (recorded && (recorded.name !== name || recorded.kind !== kind)) throw stepMismatch(recorded, name, kind);
+    // A step not awaited: the handler may have returned while its records were read.
+    this.open(name, kind);
     return { seq, recorded };
   }
 

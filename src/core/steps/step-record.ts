@@ -48,8 +48,8 @@ export interface StepStore {
   stepsOf(eventIds: readonly string[]): Promise<StepRecord[]>;
   /** Drops a delivery's recorded steps (every handler's, or one's): `replay --fresh`. Resolves how many. */
   dropSteps(eventId: string, handler?: string): Promise<number>;
-  /** The runs parked at a sleep among these deliveries (queued, with a sleeping step). */
+  /** The runs parked at a sleep among these deliveries (queued and not leased, with a sleeping step). */
   parkedRuns(eventIds: readonly string[]): Promise<ParkedRun[]>;
-  /** For metrics: runs parked now, and the earliest wake among them (epoch ms), or null. */
+  /** For metrics: runs parked now (not a woken one running), and the earliest wake among them (epoch ms), or null. */
   parkStats(): Promise<{ parked: number; earliestWakeAt: number | null }>;
 }

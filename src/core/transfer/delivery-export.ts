@@ -4,6 +4,7 @@ import { DELIVERY_STATUSES, type Delivery } from '../delivery.js';
 import { PodhookError } from '../errors.js';
 import { keptHeaders } from '../ingest/kept-headers.js';
 import { MAX_DRIFT_DIFFERENCES, type DriftDifference } from '../shapes/payload-drift.js';
+import type { ParkedRun } from '../steps/step-record.js';
 
 /**
  * The export format: JSON Lines, one self-describing object per delivery, each carrying this
@@ -103,6 +104,11 @@ export interface DeliveryRow
   waiting_on: string | null;
   /** How its payload differed from its type's learned shape when it arrived (path, kind, message); null when it fit or was not checked. */
   drift: DriftDifference[] | null;
+  /**
+   * A queued delivery whose handler run is parked at a durable sleep: which handler, the sleep's
+   * name, and when it wakes (the earliest, when more than one of its handlers sleeps); null otherwise.
+   */
+  parked: { handler: string; step: string; wake_at: string } | null;
 }
 
 /** A line of an export file that cannot be read. */
@@ -115,7 +121,7 @@ export class ExportFormatError extends PodhookError {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A stored delivery as one row (no body: the export record carries it). */
-export function deliveryJson(d: Delivery, waitingOn: string | null = null): DeliveryRow {
+export function deliveryJson(d: Delivery, waitingOn: string | null = null, parked: ParkedRun | null = null): DeliveryRow {
   return {
     event_id: d.eventId,
     event_type: d.eventType,
@@ -132,6 +138,7 @@ export function deliveryJson(d: Delivery, waitingOn: string | null = null): Deli
     conflict_with: d.conflictWith ?? null,
     waiting_on: waitingOn,
     drift: d.drift ?? null,
+    parked: parked && { handler: parked.handler, step: parked.step, wake_at: iso(parked.wakeAt)! },
   };
 }
 

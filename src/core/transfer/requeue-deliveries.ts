@@ -4,11 +4,22 @@ import type { Router } from '../dispatch/router.js';
 import { firstAttemptRuns, processedAtFirstAttempt } from './first-attempt-runs.js';
 
 export interface RequeuerOptions {
-  store: Pick<DeliveryStore, 'leaseEvents' | 'handlerRuns' | 'requeue' | 'releaseLeases'>;
+  store: Pick<DeliveryStore, 'leaseEvents' | 'handlerRuns' | 'requeue' | 'releaseLeases' | 'dropSteps'>;
   router: Router;
   clock?: Clock;
   /** How long the requeue holds its lease on the rows (they are released at once when written). */
   leaseMs?: number;
+}
+
+/** What one requeue asks for. */
+export interface RequeueCallOptions {
+  /** Run only the handler of this name again (else every handler that takes the type). */
+  handler?: string;
+  /**
+   * Drop the durable steps those handlers recorded for each delivery first, so they run from the
+   * start (`replay --fresh`: a handler changed under a parked run). Else a run resumes after them.
+   */
+  fresh?: boolean;
 }
 
 export interface RequeueResult {
@@ -22,11 +33,12 @@ export interface RequeueResult {
  * Hands stored deliveries back to the dispatcher to run their handlers again, the way
  * `podhook replay` runs them but not in the caller: every handler that takes the type (or only
  * the one named) is marked `queued` in the ledger, so it runs again even if it had succeeded,
- * with its attempt number following on; the delivery becomes `queued` and due now. Rows a live
+ * with its attempt number following on; the delivery becomes `queued` and due now. A handler with
+ * durable steps resumes after the ones it recorded, or, `fresh`, runs from the start. Rows a live
  * dispatcher holds are left alone. The caller wakes the dispatcher.
  */
 export function createRequeuer({ store, router, clock = systemClock, leaseMs = 60_000 }: RequeuerOptions) {
-  return async function requeue(eventIds: readonly string[], only?: string): Promise<RequeueResult> {
+  return async function requeue(eventIds: readonly string[], { handler: only, fresh = false }: RequeueCallOptions = {}): Promise<RequeueResult> {
     const owner = `requeue-${crypto.randomUUID()}`;
     const leased = await store.leaseEvents({ eventIds, owner, now: clock(), leaseMs });
     const ledger = leased.length === 0 ? [] : await store.handlerRuns(leased.map((d) => d.eventId));
@@ -37,6 +49,15 @@ export function createRequeuer({ store, router, clock = systemClock, leaseMs = 6
       if (runs) requests.push({ eventId: d.eventId, runs, history: firstAttemptRuns(d, router.handlersFor(d.eventType), rows) });
     }
     try {
+      // Under the lease, so no dispatcher runs them meanwhile. Not in the requeue's transaction (D1
+      // has none across statements): a requeue that fails after this leaves the delivery as it was,
+      // its steps gone, and the next replay starts it from the top, as a fresh one would.
+      if (fresh) {
+        for (const r of requests) {
+          const d = leased.find((l) => l.eventId === r.eventId)!;
+          for (const h of router.handlersFor(d.eventType)) if (only === undefined || h.name === only) await store.dropSteps(r.eventId, h.name);
+        }
+      }
       const requeued = await store.requeue({ owner, now: clock(), deliveries: requests });
       return { requeued, skipped: eventIds.length - requeued };
     } finally {

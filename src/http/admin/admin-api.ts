@@ -6,7 +6,8 @@ import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-d
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
 import { InvalidRequestError, PodhookError } from '../../core/errors.js';
 import { PodsError, PodsRateLimited } from '../../core/pods/pods-error.js';
-import { deliveryJson, exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
+import { exportLine, toExportRecord } from '../../core/transfer/delivery-export.js';
+import { deliveryRows } from '../../core/transfer/delivery-rows.js';
 import { errorBody } from '../ingest.js';
 import { readOrderWaits, waitingOnOf } from '../../core/order/waiting-on.js';
 import type { AdminContext } from './admin-context.js';
@@ -23,10 +24,17 @@ import {
   statsAnswer,
 } from './admin-queries.js';
 
+/** `fresh: true`: the handlers replayed run from the start (their recorded durable steps dropped). */
 const ReplaySchema = z.union([
-  z.strictObject({ event_ids: z.array(z.guid()).min(1).max(1000), handler: z.string().optional() }),
+  z.strictObject({ event_ids: z.array(z.guid()).min(1).max(1000), handler: z.string().optional(), fresh: z.boolean().optional() }),
   z
-    .strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), type: z.string().max(200).optional(), since: sinceTime.optional(), handler: z.string().optional() })
+    .strictObject({
+      status: z.enum(DELIVERY_STATUSES).optional(),
+      type: z.string().max(200).optional(),
+      since: sinceTime.optional(),
+      handler: z.string().optional(),
+      fresh: z.boolean().optional(),
+    })
     .refine((f) => f.status !== undefined || f.type !== undefined || f.since !== undefined, 'name event_ids, or at least one of status, type, since'),
 ]);
 
@@ -67,8 +75,7 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
 
   api.get('/deliveries', async (c) => {
     const { rows, next } = await pageOf(store, parseListQuery(c.req.query()));
-    const waits = await readOrderWaits(store, rows);
-    return c.json({ deliveries: rows.map((d) => deliveryJson(d, waitingOnOf(waits.get(d.eventId)))), next_cursor: next });
+    return c.json({ deliveries: await deliveryRows(store, rows), next_cursor: next });
   });
 
   api.get('/deliveries/:event_id', async (c) => {
@@ -113,10 +120,10 @@ export function createAdminApi(ctx: AdminContext): Hono<AdminEnv> {
     if (body.handler !== undefined && !router.handlers.some((h) => h.name === body.handler)) {
       throw new InvalidRequestError(`handler: no handler is named ${JSON.stringify(body.handler)}`, 'invalid_replay');
     }
-    const replayed = 'event_ids' in body ? await ctx.replay(body.event_ids, body.handler) : await ctx.replayMatching(
-      { status: body.status, eventType: body.type, since: body.since },
-      body.handler,
-    );
+    const options = { handler: body.handler, fresh: body.fresh === true };
+    const replayed = 'event_ids' in body
+      ? await ctx.replay(body.event_ids, options)
+      : await ctx.replayMatching({ status: body.status, eventType: body.type, since: body.since }, options);
     return c.json({ replayed });
   });
 

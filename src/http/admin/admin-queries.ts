@@ -3,6 +3,7 @@ import { DELIVERY_STATUSES, type Delivery } from '../../core/delivery.js';
 import type { DeliveryStats, DeliveryStore, HandlerAttempt, HandlerAttemptOutcome, HandlerRun, ScanDeliveriesOptions } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
 import { InvalidRequestError } from '../../core/errors.js';
+import type { ParkedRun, StepRecord } from '../../core/steps/step-record.js';
 import { isoTime, parseIsoTime } from '../../core/time-or-duration.js';
 
 /**
@@ -76,6 +77,48 @@ export async function pageOf(store: DeliveryStore, options: ScanDeliveriesOption
   return { rows, next: more ? encodeCursor(rows.at(-1)!) : null };
 }
 
+/** One durable step of a handler's run, as the admin API answers it: never its result, only the result's size. */
+export interface StepEntry {
+  /** Its position in the run, from 1. */
+  seq: number;
+  name: string;
+  kind: StepRecord['kind'];
+  /** `done`, `failed` (its last try threw) or `sleeping` (a sleep not over). */
+  state: StepRecord['state'];
+  /** How many times its function ran (a sleep: 1). */
+  attempts: number;
+  duration_ms: number | null;
+  /** When its last try started, and ended (null while it sleeps, or had no end recorded). */
+  started_at: string;
+  finished_at: string | null;
+  /** The recorded result's size in bytes (its JSON); null until done, and for a sealed one. */
+  result_bytes: number | null;
+  /** The result is sealed with STEP_ENCRYPTION_KEY (`sensitive: true`): nothing of it is shown, not even its size. */
+  sealed: boolean;
+  /** Its last try's error (redacted like every handler error). */
+  error: string | null;
+  /** A sleep's wake time. */
+  wake_at: string | null;
+}
+
+/** A recorded step without its result: what an operator may see of it. */
+export function stepEntry(s: StepRecord): StepEntry {
+  return {
+    seq: s.seq,
+    name: s.name,
+    kind: s.kind,
+    state: s.state,
+    attempts: s.attempts,
+    duration_ms: s.durationMs,
+    started_at: isoTime(s.startedAt)!,
+    finished_at: isoTime(s.finishedAt),
+    result_bytes: s.sensitive ? null : s.resultBytes,
+    sealed: s.sensitive,
+    error: s.error,
+    wake_at: isoTime(s.wakeAt),
+  };
+}
+
 /** One entry of a delivery's `runs`, as the admin API answers it and the inspector shows it. */
 export interface RunEntry {
   handler: string;
@@ -87,24 +130,52 @@ export interface RunEntry {
   at: string | null;
   /** The dispatcher (replica) that ran it; null where it was not recorded (runs before this was kept). */
   replica: string | null;
+  /**
+   * The handler's durable steps in order, as its runs recorded them, on its last entry ([] when it
+   * recorded none); null on its earlier entries (a step keeps only its latest state).
+   */
+  steps: StepEntry[] | null;
+  /** On the handler's last entry while the run is parked at a sleep: the sleep's name and when it wakes; else null. */
+  parked: { step: string; wake_at: string } | null;
 }
 
-/** Reads what `deliveryRuns` needs: the run history, and the ledger for what is not in it. */
+/** Reads what `deliveryRuns` needs: the run history, the ledger for what is not in it, and the recorded steps. */
 export async function readRuns(store: DeliveryStore, d: Delivery, router: Router): Promise<RunEntry[]> {
-  const [history, ledger] = await Promise.all([store.handlerAttempts([d.eventId]), store.handlerRuns([d.eventId])]);
-  return deliveryRuns(d, history, ledger, router);
+  const [history, ledger, steps, parked] = await Promise.all([
+    store.handlerAttempts([d.eventId]),
+    store.handlerRuns([d.eventId]),
+    store.stepsOf([d.eventId]),
+    d.status === 'queued' ? store.parkedRuns([d.eventId]) : [],
+  ]);
+  return withSteps(deliveryRuns(d, history, ledger, router), steps, parked);
+}
+
+type BareRun = Omit<RunEntry, 'steps' | 'parked'>;
+
+/** The runs with each handler's steps and parked sleep on its last entry. */
+export function withSteps(runs: readonly BareRun[], steps: readonly StepRecord[], parked: readonly ParkedRun[]): RunEntry[] {
+  const last = new Map(runs.map((r, i) => [r.handler, i]));
+  return runs.map((r, i) => {
+    if (last.get(r.handler) !== i) return { ...r, steps: null, parked: null };
+    const sleep = parked.find((p) => p.handler === r.handler);
+    return {
+      ...r,
+      steps: steps.filter((s) => s.handler === r.handler).sort((a, b) => a.seq - b.seq).map(stepEntry),
+      parked: sleep ? { step: sleep.step, wake_at: isoTime(sleep.wakeAt)! } : null,
+    };
+  });
 }
 
 /**
  * The `runs` of a delivery, oldest first: every handler run from its history, then the handlers
- * an operator's replay queued. A delivery processed at its first attempt has no history (ingest
+ * an operator's replay queued (a parked run's own `queued` row is not one). A delivery processed at its first attempt has no history (ingest
  * and dispatch stay lean): each handler that takes its type ran once and succeeded, at
  * `processed_at`, in the attempt's duration (the slowest handler's), on `ran_by`; a later run
  * (a replay) records that one in the history with its own. A handler with a ledger row and no
  * history (a run recorded before the history was kept, a backfill's mark of a handler that had
  * succeeded) shows the ledger's last run, before the history.
  */
-export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], ledger: readonly HandlerRun[], router: Router): RunEntry[] {
+export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], ledger: readonly HandlerRun[], router: Router): BareRun[] {
   if (history.length === 0 && ledger.length === 0 && d.status === 'processed') {
     return router.handlersFor(d.eventType).map((h) => ({
       handler: h.name,
@@ -119,13 +190,16 @@ export function deliveryRuns(d: Delivery, history: readonly HandlerAttempt[], le
   const inHistory = new Set(history.map((r) => r.handler));
   const ledgerOnly = ledger
     .filter((r) => r.status !== 'queued' && !inHistory.has(r.handler))
-    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: isoTime(r.at), replica: null }));
+    .map((r): BareRun => ({ handler: r.handler, attempt: r.attempts, outcome: r.status, error: r.lastError, duration_ms: r.durationMs ?? null, at: isoTime(r.at), replica: null }));
+  // A run parked at a sleep leaves its handler `queued` in the ledger, at the parked run's attempt:
+  // that is the parked run itself (shown with its sleep), not a replay's mark.
+  const parkedRun = (r: HandlerRun) => history.some((h) => h.handler === r.handler && h.attempt === r.attempts && h.outcome === 'parked');
   const queued = ledger
-    .filter((r) => r.status === 'queued')
-    .map((r): RunEntry => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: isoTime(r.at), replica: null }));
+    .filter((r) => r.status === 'queued' && !parkedRun(r))
+    .map((r): BareRun => ({ handler: r.handler, attempt: r.attempts, outcome: 'queued', error: null, duration_ms: null, at: isoTime(r.at), replica: null }));
   return [
     ...ledgerOnly,
-    ...history.map((r): RunEntry => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: isoTime(r.at), replica: r.ranBy || null })),
+    ...history.map((r): BareRun => ({ handler: r.handler, attempt: r.attempt, outcome: r.outcome, error: r.error, duration_ms: r.durationMs, at: isoTime(r.at), replica: r.ranBy || null })),
     ...queued,
   ];
 }

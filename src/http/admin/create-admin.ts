@@ -7,7 +7,7 @@ import type { DeliveryStore } from '../../core/delivery-store.js';
 import type { Router } from '../../core/dispatch/router.js';
 import type { Logger } from '../../core/observability/logger.js';
 import type { PodsReporter } from '../../core/pods/pods-report.js';
-import { createRequeuer } from '../../core/transfer/requeue-deliveries.js';
+import { createRequeuer, type RequeueCallOptions } from '../../core/transfer/requeue-deliveries.js';
 import { scanDeliveries } from '../../core/transfer/scan-deliveries.js';
 import { createAdminApi } from './admin-api.js';
 import { createAdminAuth } from './admin-auth.js';
@@ -71,11 +71,11 @@ export function createAdmin({
 }: AdminOptions): Hono<AdminEnv> {
   const auth = createAdminAuth({ token, logger, clock, failureDelay, sleep });
   const requeue = createRequeuer({ store, router, clock });
-  const replayIds = async (ids: readonly string[], handler?: string) => {
+  const replayIds = async (ids: readonly string[], options: RequeueCallOptions = {}) => {
     let replayed = 0;
-    for (let i = 0; i < ids.length; i += REPLAY_CHUNK) replayed += (await requeue(ids.slice(i, i + REPLAY_CHUNK), handler)).requeued;
+    for (let i = 0; i < ids.length; i += REPLAY_CHUNK) replayed += (await requeue(ids.slice(i, i + REPLAY_CHUNK), options)).requeued;
     if (replayed > 0) wake();
-    logger.info({ replayed, handler }, 'admin replay: deliveries handed back to the dispatcher');
+    logger.info({ replayed, handler: options.handler, fresh: options.fresh === true }, 'admin replay: deliveries handed back to the dispatcher');
     return replayed;
   };
   const ctx: AdminContext = {
@@ -91,10 +91,10 @@ export function createAdmin({
     backfillStarted,
     podsReport,
     replay: replayIds,
-    async replayMatching(filters, handler) {
+    async replayMatching(filters, options) {
       const ids: string[] = [];
       for await (const d of scanDeliveries(store, filters)) ids.push(d.eventId);
-      return replayIds(ids, handler);
+      return replayIds(ids, options);
     },
     async countMatching(filters, max) {
       let n = 0;

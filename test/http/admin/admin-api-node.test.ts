@@ -60,7 +60,7 @@ describe('admin API (Node)', () => {
     expect(first.deliveries).toHaveLength(2);
     expect(Object.keys(first.deliveries[0]!)).toEqual([
       'event_id', 'event_type', 'status', 'attempts', 'delivery_count', 'received_at', 'last_received_at', 'last_error', 'signature_t',
-      'next_attempt_at', 'processed_at', 'body_bytes', 'conflict_with', 'waiting_on', 'drift',
+      'next_attempt_at', 'processed_at', 'body_bytes', 'conflict_with', 'waiting_on', 'drift', 'parked',
     ]);
     const seen = [...first.deliveries];
     let cursor = first.next_cursor;

@@ -1,4 +1,5 @@
 import type { Delivery } from '../../../core/delivery.js';
+import { iso } from './_format.js';
 
 /** A delivery's, a run's or a backfill's status as a coloured badge (`s-<status>` in the style sheet). */
 export function StatusBadge({ status }: { status: string }) {
@@ -10,4 +11,10 @@ export function DriftBadge({ drift }: { drift: Delivery['drift'] }) {
   if (!drift) return null;
   const title = `payload drift: ${drift.map((d) => `${d.path} ${d.kind}`).join(', ')}`;
   return <span class="badge drift" title={title}>drift</span>;
+}
+
+/** A queued delivery whose handler run is parked at a durable sleep: when it wakes (the step it sleeps at in its title). */
+export function ParkedBadge({ wakeAt, step }: { wakeAt: string | number; step?: string }) {
+  const at = iso(typeof wakeAt === 'number' ? wakeAt : Date.parse(wakeAt));
+  return <span class="badge s-parked" title={step ? `parked at sleep "${step}" until ${at}` : `parked until ${at}`}>parked until {at}</span>;
 }

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { PodhookError } from '../../../core/errors.js';
+import { readParked } from '../../../core/transfer/delivery-rows.js';
 import type { AdminContext } from '../admin-context.js';
 import type { AdminEnv } from '../admin-env.js';
 import { MAX_DURATION_SAMPLES, pageOf, parseListQuery, statsAnswer } from '../admin-queries.js';
@@ -39,6 +40,7 @@ export function deliveriesPage(ctx: Pick<AdminContext, 'store' | 'router' | 'clo
       options = parseListQuery({ limit: '50' });
     }
     const [{ rows, next }, s] = await Promise.all([pageOf(store, options), stats()]);
+    const parked = await readParked(store, rows);
     const notice = q.redelivered !== undefined ? `${Number(q.redelivered)} handed back to the dispatcher.` : null;
     return c.html(
       <Layout c={c} title="Deliveries">
@@ -54,7 +56,7 @@ export function deliveriesPage(ctx: Pick<AdminContext, 'store' | 'router' | 'clo
           <FilterForm f={f} />
           {problem ? <p class="err" role="alert">Filter not applied: {problem}.</p> : null}
           {f.status === 'dead' ? <p><a class="button" href={`/_podhook/redeliver${query(f)}`}>Redeliver these dead letters…</a></p> : null}
-          <DeliveryList rows={rows} />
+          <DeliveryList rows={rows} parked={parked} />
           {next ? <p><a class="button" rel="next" href={`/_podhook/${query({ ...f, cursor: next })}`}>Older →</a></p> : null}
         </section>
       </Layout>,

@@ -6,7 +6,7 @@ import type { AdminEnv } from '../admin-env.js';
 import { readRuns } from '../admin-queries.js';
 import { ladderReading } from '../ladder-reading.js';
 import { iso } from './_format.js';
-import { DriftBadge, StatusBadge } from './badges.js';
+import { DriftBadge, ParkedBadge, StatusBadge } from './badges.js';
 import { checkCsrfForm, CsrfField } from './csrf-form.js';
 import { Layout } from './layout.js';
 import { RunsTable } from './runs-table.js';
@@ -33,6 +33,8 @@ export function deliveryPage({ store, router }: Pick<AdminContext, 'store' | 'ro
       return c.html(<Layout c={c} title="Not found"><p class="empty">No delivery has the event id <code>{c.req.param('id')}</code>.</p></Layout>, 404);
     }
     const runs = await readRuns(store, d, router);
+    const parked = runs.flatMap((r) => (r.parked ? [{ handler: r.handler, ...r.parked }] : []));
+    const hasSteps = runs.some((r) => r.steps?.length);
     const waits = (await readOrderWaits(store, [d])).get(d.eventId) ?? [];
     const note = c.req.query('redelivered');
     return c.html(
@@ -48,6 +50,12 @@ export function deliveryPage({ store, router }: Pick<AdminContext, 'store' | 'ro
           {d.processedAt ? <><dt>processed</dt><dd>{iso(d.processedAt)}</dd></> : null}
           {d.nextAttemptAt && (d.status === 'failed' || d.status === 'queued') ? <><dt>next attempt</dt><dd>{iso(d.nextAttemptAt)}</dd></> : null}
           {d.lastError ? <><dt>last error</dt><dd class="err">{d.lastError}</dd></> : null}
+          {parked.map((p) => (
+            <>
+              <dt>parked</dt>
+              <dd>{p.handler} at sleep <code>{p.step}</code> <ParkedBadge wakeAt={p.wake_at} step={p.step} /></dd>
+            </>
+          ))}
           {waits.map((w) => (
             <>
               <dt>waits</dt>
@@ -76,6 +84,11 @@ export function deliveryPage({ store, router }: Pick<AdminContext, 'store' | 'ro
         <form method="post" action={`/_podhook/deliveries/${d.eventId}/redeliver`} class="inline">
           <CsrfField c={c} />
           <button type="submit" class="primary">Redeliver</button>
+          {hasSteps ? (
+            <label class="fresh" title="Drop the steps its handlers recorded, so they run from the first step (after a deploy changed them)">
+              <input type="checkbox" name="fresh" value="1" /> from the start (drop recorded steps)
+            </label>
+          ) : null}
         </form>
         <h2>Handler runs</h2>
         <RunsTable runs={runs} />
@@ -105,13 +118,16 @@ export function deliveryBody({ store }: Pick<AdminContext, 'store'>) {
   };
 }
 
-/** `POST /_podhook/deliveries/:id/redeliver` (the page's Redeliver): hands it back to the dispatcher, then back to its page with the outcome. */
+/**
+ * `POST /_podhook/deliveries/:id/redeliver` (the page's Redeliver): hands it back to the dispatcher,
+ * from the start (its recorded steps dropped) when `fresh` is checked, then back to its page with the outcome.
+ */
 export function redeliverDelivery(ctx: Pick<AdminContext, 'auth' | 'replay'>) {
   return async function redeliverDelivery(c: Context<AdminEnv, '/deliveries/:id/redeliver'>) {
     const checked = await checkCsrfForm(ctx.auth, c);
     if (!checked.ok) return checked.answer;
     const id = c.req.param('id').toLowerCase();
-    const n = await ctx.replay([id]);
+    const n = await ctx.replay([id], { fresh: checked.form.fresh === '1' });
     return c.redirect(`/_podhook/deliveries/${encodeURIComponent(id)}?redelivered=${n > 0 ? 1 : 0}`, 303);
   };
 }

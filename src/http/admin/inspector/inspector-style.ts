@@ -59,6 +59,14 @@ figcaption { display: flex; flex-wrap: wrap; gap: .3rem .8rem; font-size: .8rem;
 .key.o-processed { color: var(--ok); } .key.o-ignored { color: var(--idle); } .key.o-queued { color: var(--info); } .key.o-failed { color: var(--warn); } .key.o-dead { color: var(--bad); } .key.o-quarantined { color: var(--odd); }
 header form { margin: 0; }
 header nav { display: flex; gap: .9rem; align-items: baseline; flex-wrap: wrap; }
+.s-parked, .s-sleeping { background: #6d72c3; } .s-interrupted { background: var(--idle); }
+tr.steps > td { background: var(--soft); }
+table.steps { font-size: .85rem; margin: .2rem 0 .3rem; }
+table.steps th, table.steps td { padding: .2rem .4rem; }
+td.sealed { font-style: italic; color: var(--muted); }
+p.parked { margin: .2rem 0 .4rem; }
+label.fresh { margin-left: .6rem; font-size: .9rem; white-space: nowrap; }
+label.fresh input { min-height: 0; vertical-align: middle; margin: 0 .2rem 0 0; }
 .s-running { background: var(--info); } .s-done { background: var(--ok); } .s-cancelled { background: var(--idle); }
 section.backfill { border: 1px solid var(--line); border-radius: 6px; padding: 0 .9rem .8rem; margin: .8rem 0; }
 section.backfill h2 { display: flex; gap: .5rem; align-items: center; }

@@ -28,7 +28,8 @@ export function redeliverPage(ctx: Pick<AdminContext, 'countMatching'>) {
         <p>
           <strong class="count">{count}{count >= MAX_BULK ? '+' : ''}</strong> dead {count === 1 ? 'letter matches' : 'letters match'}
           {f.type ? <> of type <code>{f.type}</code></> : null}{f.since ? <> received since <code>{f.since}</code></> : null}.
-          Their handlers run again in the dispatcher, one more attempt each.
+          Their handlers run again in the dispatcher, one more attempt each, resuming after the durable steps they recorded
+          (from the start, when checked below).
         </p>
         {count === 0 ? <p><a href="/_podhook/">← Back</a></p> : (
           <form method="post" action="/_podhook/redeliver" class="inline">
@@ -36,7 +37,11 @@ export function redeliverPage(ctx: Pick<AdminContext, 'countMatching'>) {
             <input type="hidden" name="type" value={f.type ?? ''} />
             <input type="hidden" name="since" value={f.since ?? ''} />
             <input type="hidden" name="expected" value={String(count)} />
-            <button type="submit" class="primary">Redeliver {count}</button> <a href={`/_podhook/${query({ status: 'dead', ...f })}`}>Cancel</a>
+            <button type="submit" class="primary">Redeliver {count}</button>
+            <label class="fresh" title="Drop the steps their handlers recorded, so they run from the first step (after a deploy changed them)">
+              <input type="checkbox" name="fresh" value="1" /> from the start (drop recorded steps)
+            </label>{' '}
+            <a href={`/_podhook/${query({ status: 'dead', ...f })}`}>Cancel</a>
           </form>
         )}
       </Layout>,
@@ -51,7 +56,7 @@ export function redeliverDeadLetters(ctx: Pick<AdminContext, 'auth' | 'replayMat
     if (!checked.ok) return checked.answer;
     const form = checked.form;
     const f: Filters = { type: (form.type as string) || undefined, since: (form.since as string) || undefined };
-    const n = await ctx.replayMatching(deadFilters(f));
+    const n = await ctx.replayMatching(deadFilters(f), { fresh: form.fresh === '1' });
     return c.redirect(`/_podhook/${query({ status: 'dead', ...f, redelivered: String(n) })}`, 303);
   };
 }

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createPodhookMetrics } from '../../../src/core/observability/podhook-metrics.js';
+
+const store = {
+  queueStats: async () => ({ queued: 0, failed: 0, dead: 0 }),
+  orderStats: async () => [],
+  listBackfills: async () => [],
+} as unknown as Parameters<typeof createPodhookMetrics>[0];
+
+describe('podhook metrics of the pod client and the handler threads', () => {
+  it('counts calls by operation and code, seconds waited by bucket, and runs parked on a bucket until they are due', async () => {
+    let now = 1_000_000;
+    const m = createPodhookMetrics(store, { clock: () => now });
+    m.pods.observer.call!({ operation: 'queueAction', bucket: 'writes', code: 'ok', status: 202, requestId: 'r-1', durationMs: 3 });
+    m.pods.observer.call!({ operation: 'queueAction', bucket: 'writes', code: 'rate_limited', status: 429, requestId: 'r-2', durationMs: 2 });
+    m.pods.observer.wait!({ operation: 'list', bucket: 'reads', waitedMs: 1_500 });
+    m.pods.parked('writes', now + 2_000);
+    m.pods.parked('writes', now + 5_000);
+    let text = await m.registry.render();
+    expect(text).toContain('podhook_pods_calls_total{code="ok",operation="queueAction"} 1');
+    expect(text).toContain('podhook_pods_calls_total{code="rate_limited",operation="queueAction"} 1');
+    expect(text).toContain('podhook_pods_wait_seconds_total{bucket="reads"} 1.5');
+    expect(text).toContain('podhook_pods_parked_runs{bucket="writes"} 2');
+    expect(text).toContain('podhook_pods_parked_runs{bucket="key_mints"} 0');
+    now += 3_000; // the first one is due again
+    text = await m.registry.render();
+    expect(text).toContain('podhook_pods_parked_runs{bucket="writes"} 1');
+  });
+
+  it('counts stray errors by handler and kind, and thread restarts by reason', async () => {
+    const m = createPodhookMetrics(store);
+    m.threads.stray('uncaught_exception', 'notify');
+    m.threads.stray('unhandled_rejection', undefined);
+    m.threads.restarted('timeout');
+    const text = await m.registry.render();
+    expect(text).toContain('podhook_handler_stray_errors_total{handler="notify",kind="uncaught_exception"} 1');
+    expect(text).toContain('podhook_handler_stray_errors_total{handler="unknown",kind="unhandled_rejection"} 1');
+    expect(text).toContain('podhook_handler_thread_restarts_total{reason="timeout"} 1');
+  });
+});
