@@ -1,9 +1,12 @@
 // The handler registry: every module listed explicitly (no directory scanning at run time), so
 // Node and bundlers for the edge worker load the same set. Add your own modules here. The 11
-// modules below are examples that log one line each: edit or delete them (docs/handlers.md).
+// modules named for their event type are examples that log one line each, and
+// diagnose-failed-backup.ts one that acts on the pod service (queue diagnose, sleep, read its
+// output): edit or delete them (docs/handlers.md).
 // The payload module `podhook schemas` generates (_payloads.ts) is passed on from here too: its
 // schemas parse each payload at dispatch, its shapes catch drift at the door (docs/handlers.md).
 import type { HandlerDefinition } from 'podhook';
+import diagnoseFailedBackup from './diagnose-failed-backup.js';
 import podActionQueued from './pod-action-queued.js';
 import podActive from './pod-active.js';
 import podBackupCompleted from './pod-backup-completed.js';
@@ -28,6 +31,7 @@ export const handlers: readonly HandlerDefinition[] = [
   podExpiring,
   podBackupCompleted,
   podBackupFailed,
+  diagnoseFailedBackup,
 ];
 
 export { payloadSchemas, PAYLOAD_SHAPES as payloadShapes, payloadFields } from './_payloads.js';

@@ -22,3 +22,12 @@ export interface ApiKeyStore {
 
 /** The account name used when a deployment talks to one account. */
 export const DEFAULT_ACCOUNT = 'default';
+
+/**
+ * The stored key as a list (empty when none is stored): what the redactors add to the secrets no
+ * error text may quote, beside the signing secrets (`SecretSourceOptions.loadHidden`, the CLI's).
+ */
+export async function storedApiKeys(store: Pick<ApiKeyStore, 'readApiKey'>): Promise<string[]> {
+  const stored = await store.readApiKey();
+  return stored ? [stored.secret] : [];
+}

@@ -5,6 +5,7 @@ import type { Alerter } from '../core/alerts/alerter.js';
 import { scheduleBackfills, type BackfillScheduler } from '../core/backfill/index.js';
 import { HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
+import { storedApiKeys } from '../core/api-key-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -101,14 +102,9 @@ export function createNodeRuntime({
   const baseStore = opened.store;
   const secrets = createSecretSource({
     configured: config.secrets,
-    loadStored: async () => {
-      try {
-        return (await baseStore.listSecrets()).map((s) => s.secret);
-      } catch (error) {
-        if (error instanceof UnavailableError) throw error;
-        throw new UnavailableError('The stored signing secrets could not be read; retry later.', 'store_unavailable', { cause: error });
-      }
-    },
+    loadStored: () => readingStore(async () => (await baseStore.listSecrets()).map((s) => s.secret)),
+    // The stored API key: never a signing secret, but no error text may quote it.
+    loadHidden: () => readingStore(() => storedApiKeys(baseStore)),
     maybeChanged: opened.secretsMaybeChanged,
   });
   // Writes through this process do not always show as a change: drop the cache ourselves.
@@ -214,7 +210,12 @@ export function createNodeRuntime({
         beat(); // at start: how long was the receiver down?
         timers.push(setInterval(beat, HEARTBEAT_EVERY_MS).unref());
         if (d.enabled) {
-          dispatcher.wake(); // whatever a previous process left queued or due
+          // Whatever a previous process left queued or due, once the stored secrets and API key
+          // are read: the redactor knows them before a handler's error is recorded.
+          void secrets
+            .getSecrets()
+            .catch(() => undefined)
+            .then(() => closed || dispatcher.wake());
           timers.push(setInterval(() => dispatcher.wake(), d.pollMs).unref());
           // A dispatching receiver runs these handlers from now on; then it takes part in backfills.
           void wired.backfills
@@ -257,4 +258,14 @@ function metricsBearer(token: string) {
     invalidAuthenticationHeader: { message: refuse, wwwAuthenticateHeader: 'Bearer' },
     invalidToken: { message: refuse },
   });
+}
+
+/** A read of the stored secrets, its failure an `UnavailableError` (the delivery is answered 503, retried by the sender). */
+async function readingStore<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof UnavailableError) throw error;
+    throw new UnavailableError('The stored signing secrets could not be read; retry later.', 'store_unavailable', { cause: error });
+  }
 }

@@ -1,6 +1,7 @@
 import type { Alerter, AlertMemory } from '../core/alerts/alerter.js';
 import type { BackfillStepResult } from '../core/backfill/index.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
+import { storedApiKeys } from '../core/api-key-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { parseConfig, type Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
@@ -75,6 +76,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, l
   const secrets = createSecretSource({
     configured: config.secrets,
     loadStored: async () => (await store.listSecrets()).map((s) => s.secret),
+    loadHidden: () => storedApiKeys(store),
   });
   const afterResponse = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
   const drain = (dispatcher: Dispatcher) =>

@@ -4,14 +4,15 @@
 // is never accepted as a webhook signing secret.
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/start-emulator.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { handlers } from '../fixtures/recording-handlers.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { signDelivery } from '../helpers/sign.js';
-import { runCli } from '../helpers/spawn-podhook.js';
+import { LEAKY_REGISTRY } from '../fixtures/registry-paths.js';
+import { runCli, spawnServer } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { runMain } from './run-main.js';
 
@@ -143,4 +144,37 @@ describe('the compute API key', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(readFileSync(file).includes(bytes), file).toBe(false);
   }, 90_000);
+
+  it("stored while no delivery arrives: a retry that `podhook serve` runs at start (a handler thread) quotes it in its error, and it is redacted everywhere", async () => {
+    const key = `svc_live_${crypto.randomUUID().replace(/-/g, '')}`;
+    const db = dbIn(tempDir());
+    const env = { DATABASE_PATH: db, SVC_WEBHOOK_SECRET: SIGNING, ADMIN_TOKEN: ADMIN, HANDLER_THREADS: '1', DISPATCH_POLL_MS: '100', DISPATCH_MAX_ATTEMPTS: '2', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '1000' };
+    // A first run fails (its error quotes nothing yet), and its retry is due in a second.
+    const first = await spawnServer(env, { handlers: LEAKY_REGISTRY });
+    cleanups.push(() => void first.child.kill('SIGKILL'));
+    const d = signDelivery({ t: Math.floor(Date.now() / 1000), eventType: 'pod.created', secret: SIGNING });
+    expect((await fetch(`${first.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body })).status).toBe(200);
+    const row = () => {
+      const conn = new Database(db, { readonly: true });
+      try {
+        return conn.prepare('select status, attempts from deliveries where event_id = ?').get(d.eventId);
+      } finally {
+        conn.close();
+      }
+    };
+    await vi.waitFor(() => expect(row()).toEqual({ status: 'failed', attempts: 1 }), { timeout: 10_000, interval: 50 });
+    first.child.kill('SIGKILL');
+    // The key stored while no receiver runs; the next one's handler quotes it, and no delivery
+    // arrives to make it read the stored secrets: the retry alone runs.
+    expect((await runCli(['secrets', 'add', '--api-key'], { DATABASE_PATH: db }, `${key}\n`)).code).toBe(0);
+    const second = await spawnServer({ ...env, LEAKY_SECRETS: key }, { handlers: LEAKY_REGISTRY });
+    cleanups.push(() => void second.child.kill('SIGKILL'));
+    await vi.waitFor(() => expect(row()).toEqual({ status: 'dead', attempts: 2 }), { timeout: 15_000, interval: 50 });
+    await vi.waitFor(() => expect(second.output()).toContain('"msg":"delivery dead"'), { timeout: 5_000, interval: 50 });
+    const answer = await (await fetch(`${second.url}/_podhook/api/deliveries/${d.eventId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    expect(answer).toContain('[redacted]');
+    expect(second.output()).toContain('[redacted]');
+    expect(answer + second.output() + first.output()).not.toContain(key);
+    expect(rowsOutsideApiKeys(db)).not.toContain(key);
+  }, 60_000);
 });

@@ -1,28 +1,29 @@
 // A handler's error that quotes a secret (the signing secret from the environment, one stored with
-// `podhook secrets add` while the server runs, the admin and metrics tokens): on a real
+// `podhook secrets add` while the server runs, the compute API key stored with `podhook secrets
+// add --api-key` while it runs, the admin and metrics tokens): on a real
 // `podhook serve` (SQLite file on disk, HTTP on 127.0.0.1) the text is redacted wherever it is
 // recorded or shown. One test per surface: log lines, the database file, the admin API, the CLI.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { handlers } from '../fixtures/leaky-handlers.js';
+import { LEAKY_REGISTRY } from '../fixtures/registry-paths.js';
 import { startAlertReceiver, type AlertReceiver } from '../helpers/alert-receiver.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { signDelivery } from '../helpers/sign.js';
 import { dbIn } from '../helpers/temp-dir.js';
 import { runMain } from '../cli/run-main.js';
 
-const LEAKY_REGISTRY = fileURLToPath(new URL('../fixtures/leaky-handlers.ts', import.meta.url));
 const ENV_SECRET = 'whsec_env_7d1c9a3f5b2e4086aa';
 const STORED_SECRET = 'whsec_stored_3e8b1f6a9c2d4071bb';
 const ADMIN_TOKEN = 'adm_2f9e4c7a1b8d3065cc0123456789abcd';
 const METRICS_TOKEN = 'met_5a1c8e3f7b2d9046';
-const SECRETS = [ENV_SECRET, STORED_SECRET, ADMIN_TOKEN, METRICS_TOKEN];
+const STORED_API_KEY = 'svc_live_stored_api_key_8c4e2a7f1d9b';
+const SECRETS = [ENV_SECRET, STORED_SECRET, STORED_API_KEY, ADMIN_TOKEN, METRICS_TOKEN];
 (globalThis as Record<string, unknown>).__leakySecrets = SECRETS;
 
 const leaksIn = (text: string) => SECRETS.filter((s) => text.includes(s) || text.includes(encodeURIComponent(s)));
@@ -46,6 +47,8 @@ describe("a secret in a handler's error", () => {
     // Stored while the server runs, as an operator rotating the secret does.
     const added = await runMain(['secrets', 'add'], { DATABASE_PATH: path }, { stdin: `${STORED_SECRET}\n` });
     expect(added.code, added.stderr).toBe(0);
+    const addedKey = await runMain(['secrets', 'add', '--api-key'], { DATABASE_PATH: path }, { stdin: `${STORED_API_KEY}\n` });
+    expect(addedKey.code, addedKey.stderr).toBe(0);
     for (const secret of [ENV_SECRET, STORED_SECRET]) {
       const d = signDelivery({ t: Math.floor(Date.now() / 1000), eventType: 'pod.created', secret });
       const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
@@ -84,11 +87,11 @@ describe("a secret in a handler's error", () => {
     } finally {
       db.close();
     }
-    // The file and its WAL: the stored secret is in the secrets table (that is its place); no
-    // other secret is anywhere.
+    // The file and its WAL: the stored secret is in the secrets table and the API key in api_keys
+    // (their places); no other secret is anywhere.
     const files = readdirSync(dirname(path)).filter((f) => f.startsWith(path.split('/').pop()!));
     const bytes = files.map((f) => readFileSync(join(dirname(path), f)).toString('latin1')).join('');
-    expect(leaksIn(bytes).filter((s) => s !== STORED_SECRET)).toEqual([]);
+    expect(leaksIn(bytes).filter((s) => s !== STORED_SECRET && s !== STORED_API_KEY)).toEqual([]);
   });
 
   it('is redacted in the admin API: the list, the delivery and its runs', async () => {

@@ -104,7 +104,7 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
   emit:       curl -X POST ${running.url}/_emulator/events -H 'content-type: application/json' -d '{"type":"pod.created"}'
   log:        curl ${running.url}/_emulator/deliveries
   pods:       SVC_BASE_URL=${running.url} SVC_API_KEY=… npx podhook pods   (${running.emulator.pods.all().length} seeded)
-  retries:    ${SENDER_RETRY_MINUTES.join(', ')} minutes × ${timeScale}
+${tryLine(running.emulator.pods.all()[0]?.id)}  retries:    ${SENDER_RETRY_MINUTES.join(', ')} minutes × ${timeScale}
 `);
     logger.info({ url: running.url, time_scale: timeScale, allow_local_urls: values['allow-local-url'] === true }, 'emulator listening');
     logger.info({ signal: await signal }, 'signal received');
@@ -112,3 +112,8 @@ Exit codes: 0 stopped by SIGTERM or SIGINT, 1 could not start, 2 bad usage.`,
     return EXIT.ok;
   },
 });
+
+/** A delivery about a seeded pod, for the example that acts on it (handlers/diagnose-failed-backup.ts); nothing without pods. */
+function tryLine(podId: string | undefined): string {
+  return podId === undefined ? '' : `  try:        npx podhook trigger pod.backup.failed --data '{"pod":{"id":"${podId}"}}'   (a failed backup of a seeded pod)\n`;
+}

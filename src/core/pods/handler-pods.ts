@@ -6,23 +6,34 @@ import { pageRequestId } from './request-id.js';
 export interface PodsRun {
   /** The next call's request id, derived from the step running now (`HandlerSteps.nextRequestId`), or undefined. */
   requestId(): string | undefined;
-  /** How long a call may wait for its bucket: the handler's time left. Past it the run is parked instead. */
+  /** The handler's time left: a call waits for its bucket at most half of it (`waitBudgetMs`), else the run is parked. */
   timeLeftMs(): number;
   signal: AbortSignal;
 }
 
 /**
+ * The longest a handler's call waits for its bucket: half its time left. The other half is for the
+ * request and the code after it. A call that waited up to the time limit itself would send its
+ * request as the run times out: the service acts on it, the step records nothing, and the retried
+ * step sends it again (the same request id, but nothing in the spec says the service drops a
+ * repeated one). A token further off parks the run instead, which costs no attempt.
+ */
+export function waitBudgetMs(timeLeftMs: number): number {
+  return Math.max(0, Math.floor(timeLeftMs / 2));
+}
+
+/**
  * A handler's `ctx.pods`: the deployment's pod client (`client`, made once and shared), with each
  * call's options filled from the run: inside `ctx.step` its `x-request-id` follows the step's
- * idempotency key (the same in every run of the step), it waits for its bucket at most the
- * handler's time left (else `PodsRateLimited`, which parks the run), and it ends with the
- * handler's signal. What a call passes itself wins.
+ * idempotency key (the same in every run of the step), it waits for its bucket at most half the
+ * handler's time left (`waitBudgetMs`; else `PodsRateLimited`, which parks the run), and it ends
+ * with the handler's signal. What a call passes itself wins.
  */
 export function handlerPods(client: () => Promise<PodsClient>, run: PodsRun): PodsClient {
   const options = (given: PodsCallOptions = {}): PodsCallOptions => ({
     ...given,
     requestId: given.requestId ?? run.requestId(),
-    maxWaitMs: given.maxWaitMs ?? Math.max(0, run.timeLeftMs()),
+    maxWaitMs: given.maxWaitMs ?? waitBudgetMs(run.timeLeftMs()),
     signal: given.signal ?? run.signal,
   });
   const list = async (query?: ListPodsQuery, o?: PodsCallOptions) => (await client()).list(query, options(o));

@@ -8,8 +8,8 @@ export interface SecretSource {
   /** Forces a re-read on the next call (after this process changed the stored secrets). */
   invalidate(): void;
   /**
-   * Every secret read so far, at once (the configured ones before the first read): what error text
-   * must not quote. Each delivery's check reads the stored ones again when they may have changed,
+   * Every secret read so far, at once (the configured ones before the first read), and the hidden
+   * ones read with them (`loadHidden`): what error text must not quote. Each delivery's check reads the stored ones again when they may have changed,
    * so a secret stored while the process runs is known once a delivery arrived after it. No read
    * of its own: it is called where nothing may wait (and, on the Worker, nothing may outlive the request).
    */
@@ -21,6 +21,12 @@ export interface SecretSourceOptions {
   configured: readonly string[];
   /** Reads the secrets stored in the database. */
   loadStored: () => Promise<readonly string[]>;
+  /**
+   * Reads, with each load of the stored secrets, what is stored beside them that error text must
+   * not quote but that is no signing secret (the compute API key of `podhook secrets add
+   * --api-key`): added to `known()` only, never accepted by `getSecrets()`.
+   */
+  loadHidden?: () => Promise<readonly string[]>;
   /**
    * Whether the stored secrets may have changed since the last load. Node passes SQLite's
    * `PRAGMA data_version` (cheap and exact); without it the list is re-read every `ttlMs`.
@@ -43,6 +49,7 @@ export function splitSecrets(value: string | undefined): string[] {
 export function createSecretSource({
   configured,
   loadStored,
+  loadHidden = async () => [],
   maybeChanged,
   ttlMs = 1000,
   now = Date.now,
@@ -58,10 +65,10 @@ export function createSecretSource({
   let generation = 0;
   const load = () => {
     const started = generation;
-    const read: Promise<readonly string[]> = loadStored()
-      .then((stored) => {
+    const read: Promise<readonly string[]> = Promise.all([loadStored(), loadHidden()])
+      .then(([stored, hidden]) => {
         const merged = [...new Set([...configured, ...stored])];
-        lastKnown = [...new Set([...lastKnown, ...merged])];
+        lastKnown = [...new Set([...lastKnown, ...merged, ...hidden])];
         if (started === generation) {
           cached = merged;
           loadedAt = now();

@@ -7,7 +7,9 @@ import { createDispatcher } from '../../../src/core/dispatch/dispatcher.js';
 import { createRouter } from '../../../src/core/dispatch/router.js';
 import { defineHandler } from '../../../src/core/events/define-handler.js';
 import { silentLogger } from '../../../src/core/observability/logger.js';
+import { handlerPods } from '../../../src/core/pods/handler-pods.js';
 import { createPodsAccess } from '../../../src/core/pods/pods-access.js';
+import { PodsRateLimited } from '../../../src/core/pods/pods-error.js';
 import { createStepSeal, storeJournals } from '../../../src/core/steps/index.js';
 import { startEmulator, type RunningEmulator } from '../../../src/emulator/start-emulator.js';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -111,5 +113,26 @@ describe('ctx.pods from a handler', () => {
     seen.push(queued!.request_id);
     const { stepIdempotencyKey } = await import('../../../src/core/steps/index.js');
     expect(seen).toEqual([await stepIdempotencyKey(d.eventId, 'diagnose', 1, 'queue restart')]);
+  });
+
+  it('waits for its bucket at most half the handler\'s time left: a token due later parks the run before its request is sent, leaving the rest for the request', async () => {
+    const emu = await startEmulator({ apiKey: KEY, seedPods: 1 });
+    cleanups.push(() => emu.close());
+    const opened = openSqliteStore(dbIn(tempDir()));
+    cleanups.push(() => opened.close());
+    const config = parseConfig({ SVC_BASE_URL: emu.url, SVC_API_KEY: KEY, SVC_WRITE_LIMIT: '1/2s' });
+    const access = createPodsAccess({ config: config.pods, store: opened.store, clock: Date.now });
+    const pods = (timeLeftMs: number) => handlerPods(access, { requestId: () => undefined, timeLeftMs: () => timeLeftMs, signal: new AbortController().signal });
+    const podId = emu.emulator.pods.all()[0]!.id;
+    // The bucket's one token, back 2 s after this call's answer.
+    await pods(30_000).queueAction(podId, 'restart');
+    // 3 s left: the token is further off than half of them, so nothing is sent and the run would park.
+    const parked = await pods(3_000).queueAction(podId, 'restart').catch((e: unknown) => e);
+    expect(parked).toBeInstanceOf(PodsRateLimited);
+    expect(emu.emulator.queuedActions()).toHaveLength(1);
+    // 5 s left: half of them covers the wait, and the call waits for its token.
+    await pods(5_000).queueAction(podId, 'restart');
+    expect(emu.emulator.queuedActions()).toHaveLength(2);
+    expect(emu.emulator.bucketCounts().writes.refused).toBe(0);
   });
 });

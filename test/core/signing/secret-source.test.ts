@@ -116,4 +116,19 @@ describe('createSecretSource', () => {
     db.set(['stored-secret-2']);
     expect(source.known()).toContain('stored-secret-1');
   });
+
+  it('knows the hidden ones (the stored API key) read with each load, and never accepts them as signing secrets', async () => {
+    const db = storedSecrets(['stored-secret-1']);
+    let hidden = ['svc_api_key_1'];
+    let changed = false;
+    const source = createSecretSource({ configured: ['env-secret-1'], loadStored: db.loadStored, loadHidden: async () => hidden, maybeChanged: () => changed });
+    expect(source.known()).toEqual(['env-secret-1']);
+    expect(await source.getSecrets()).toEqual(['env-secret-1', 'stored-secret-1']);
+    expect(source.known()).toEqual(['env-secret-1', 'stored-secret-1', 'svc_api_key_1']);
+    // Replaced while the process runs: the new one is known at the next read, the old one kept.
+    hidden = ['svc_api_key_2'];
+    changed = true;
+    expect(await source.getSecrets()).toEqual(['env-secret-1', 'stored-secret-1']);
+    expect(source.known()).toEqual(['env-secret-1', 'stored-secret-1', 'svc_api_key_1', 'svc_api_key_2']);
+  });
 });
