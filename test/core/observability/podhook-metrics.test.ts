@@ -1,11 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPodhookMetrics } from '../../../src/core/observability/podhook-metrics.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { dbIn, useTempDir } from '../../helpers/temp-dir.js';
 
-const store = {
-  queueStats: async () => ({ queued: 0, failed: 0, dead: 0 }),
-  orderStats: async () => [],
-  listBackfills: async () => [],
-} as unknown as Parameters<typeof createPodhookMetrics>[0];
+const tempDir = useTempDir();
+// The gauges read the store (queue, order, backfills, parked runs): a real, empty SQLite file.
+let opened: ReturnType<typeof openSqliteStore>;
+let store: ReturnType<typeof openSqliteStore>['store'];
+beforeEach(() => {
+  opened = openSqliteStore(dbIn(tempDir()));
+  store = opened.store;
+});
+afterEach(() => opened.close());
 
 describe('podhook metrics of the pod client and the handler threads', () => {
   it('counts calls by operation and code, seconds waited by bucket, and runs parked on a bucket until they are due', async () => {
