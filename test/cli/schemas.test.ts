@@ -185,37 +185,48 @@ describe('podhook schemas: terminal and usage', () => {
 });
 
 describe('podhook schemas --out: a regular file or a new path, nothing else', () => {
-  /** A folder holding copies of /dev/null and /dev/full (mknod, as root), a FIFO, a folder and a link. */
+  /**
+   * A folder holding a FIFO, a folder and a link, and copies of /dev/null and /dev/full made with
+   * mknod as root; another user cannot make device nodes, and points at the real ones instead
+   * (which it could not replace either: the refusal must come before any read).
+   */
   function oddPaths() {
     const dir = join(tempDir(), 'odd');
     mkdirSync(dir);
-    execFileSync('mknod', [join(dir, 'null'), 'c', '1', '3']);
-    execFileSync('mknod', [join(dir, 'full'), 'c', '1', '7']);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      execFileSync('mknod', [join(dir, 'null'), 'c', '1', '3']);
+      execFileSync('mknod', [join(dir, 'full'), 'c', '1', '7']);
+    }
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     mkdirSync(join(dir, 'folder'));
     writeFileSync(join(dir, 'real.ts'), 'export {};\n');
     symlinkSync(join(dir, 'real.ts'), join(dir, 'link.ts'));
-    return dir;
+    const devices = asRoot ? [join(dir, 'null'), join(dir, 'full')] : ['/dev/null', '/dev/full'];
+    return { dir, devices, made: asRoot ? ['null', 'full'] : [] };
   }
 
   it('refuses a device, a FIFO, a folder or a link with one line and exit 2, reading and replacing nothing', async () => {
-    const dir = oddPaths();
-    const cases: [string, string][] = [['null', 'a character device'], ['full', 'a character device'], ['fifo', 'a FIFO'], ['folder', 'a directory'], ['link.ts', 'a symbolic link']];
-    for (const [name, kind] of cases) {
+    const { dir, devices, made } = oddPaths();
+    const cases: [string, string][] = [
+      ...devices.map((d): [string, string] => [d, 'a character device']),
+      [join(dir, 'fifo'), 'a FIFO'],
+      [join(dir, 'folder'), 'a directory'],
+      [join(dir, 'link.ts'), 'a symbolic link'],
+    ];
+    for (const [out, kind] of cases) {
       for (const extra of [[], ['--type', 'pod.created'], ['--check']]) {
-        const out = join(dir, name);
         const result = await runMain(['schemas', '--from', FIXTURE, '--out', out, ...extra], {});
-        expect(result.code, `${name} ${extra.join(' ')}`).toBe(EXIT.usage);
+        expect(result.code, `${out} ${extra.join(' ')}`).toBe(EXIT.usage);
         expect(result.stdout).toBe('');
         expect(result.stderr).toBe(`podhook schemas: --out ${out} is ${kind}, not a regular file (see podhook schemas --help)\n`);
       }
     }
-    expect(lstatSync(join(dir, 'null')).isCharacterDevice()).toBe(true);
-    expect(lstatSync(join(dir, 'full')).isCharacterDevice()).toBe(true);
+    for (const d of devices) expect(lstatSync(d).isCharacterDevice()).toBe(true);
     expect(lstatSync(join(dir, 'fifo')).isFIFO()).toBe(true);
     expect(lstatSync(join(dir, 'link.ts')).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(dir, 'real.ts'), 'utf8')).toBe('export {};\n');
-    expect(readdirSync(dir).sort()).toEqual(['fifo', 'folder', 'full', 'link.ts', 'null', 'real.ts']);
+    expect(readdirSync(dir).sort()).toEqual(['fifo', 'folder', ...made, 'link.ts', 'real.ts'].sort());
   });
 
   it('refuses an empty --out without leaving a temporary file', async () => {
