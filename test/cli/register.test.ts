@@ -358,7 +358,7 @@ describe('podhook register with a running receiver (no SVC_WEBHOOK_SECRET)', () 
     }
   });
 
-  it('rotates with no gap: both secrets are accepted until the old one is removed, which is then refused', async () => {
+  it('rotates with no gap: both secrets are accepted until the old one is removed, which is then refused', { timeout: 60_000 }, async () => {
     const secrets = ['whsec_rotation_old_a1b2c3d4e5f6', 'whsec_rotation_new_f6e5d4c3b2a1'];
     const { emu } = await service({ generateSecret: () => secrets.shift()! });
     const db = dbIn(tempDir());

@@ -75,7 +75,7 @@ const storedTraceParent = (path: string, eventId: string) => {
 const loaded = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8') : '');
 
 describe('OpenTelemetry traces from podhook serve', () => {
-  it('traces one delivery from the door through a failed and a retried handler run, a listen and a replay, linked to its receipt, leaking nothing', async () => {
+  it('traces one delivery from the door through a failed and a retried handler run, a listen and a replay, linked to its receipt, leaking nothing', { timeout: 60_000 }, async () => {
     const otlp = await receiver();
     const dir = tempDir();
     const path = dbIn(dir);
