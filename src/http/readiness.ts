@@ -7,13 +7,15 @@ export interface ReadinessOptions {
   secrets: SecretSource;
   /** What the runtime knows beyond a ping: `ok`, or why the store cannot take deliveries (files gone, commits failing). */
   storeHealth?: () => 'ok' | string;
+  /** Whether handlers can run (Node's handler threads: `ok`, or why not): a check of its own when given. */
+  handlersHealth?: () => 'ok' | string;
 }
 
 /**
- * `GET /readyz` for every runtime: ready when the store answers and at least one signing secret
- * is configured (without one every delivery would be refused with 503).
+ * `GET /readyz` for every runtime: ready when the store answers, at least one signing secret is
+ * configured (without one every delivery would be refused with 503) and handlers can run.
  */
-export function createReadiness({ store, secrets, storeHealth }: ReadinessOptions): () => Promise<ReadinessReport> {
+export function createReadiness({ store, secrets, storeHealth, handlersHealth }: ReadinessOptions): () => Promise<ReadinessReport> {
   return async function readiness() {
     const checks: Record<string, string> = {};
     try {
@@ -27,6 +29,7 @@ export function createReadiness({ store, secrets, storeHealth }: ReadinessOption
     } catch {
       checks.secret = 'unknown: the store could not be read';
     }
+    if (handlersHealth) checks.handlers = handlersHealth();
     return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
   };
 }

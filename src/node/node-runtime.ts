@@ -25,7 +25,10 @@ import { createPodsReporter } from '../core/pods/pods-report.js';
 import { wireReceiver, type RuntimeOptions } from '../runtime/wire-receiver.js';
 import { nodeStoreBackend } from '../store/node-store.js';
 import type { OpenedDatabase } from '../store/sqlite/open-database.js';
-import { createThreadRunner, type ThreadRunner } from './handler-threads/thread-runner.js';
+import { createLineWriter } from '../core/runner/handler-lines.js';
+import type { CallScope } from '../core/runner/job-runner.js';
+import { createNodeCallScope } from './call-scope.js';
+import { createThreadRunner, type ThreadPoolObserver, type ThreadRunner } from './handler-threads/thread-runner.js';
 import { createNodeSignatureCrypto } from './node-crypto.js';
 import { createNodeIngestSource } from './node-listener.js';
 
@@ -39,6 +42,11 @@ export interface NodeRuntimeOptions extends RuntimeOptions {
    * it (HANDLER_THREADS). Without it (handlers built in code, as tests do) they run in this thread.
    */
   handlersModule?: URL;
+  /**
+   * With handlers in this thread, install the process's handlers of uncaught exceptions and
+   * unhandled rejections (`podhook serve` does; a test's process keeps its own).
+   */
+  catchStrays?: boolean;
 }
 
 export interface NodeRuntime {
@@ -91,6 +99,7 @@ export function createNodeRuntime({
   customize,
   admin,
   handlersModule,
+  catchStrays = false,
 }: NodeRuntimeOptions): NodeRuntime {
   const d = config.dispatch;
   const opened = nodeStoreBackend(config).openServer({
@@ -117,6 +126,7 @@ export function createNodeRuntime({
   const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
   const redact = receiverRedactor(config, secrets);
   const threadCount = d.handlerThreads ?? defaultHandlerThreads();
+  const timeouts = new Map(handlers.flatMap((h) => (h.timeoutMs === undefined ? [] : [[h.name, h.timeoutMs] as const])));
   // Handler code runs beside the answer, in threads of its own, when there is a module to load there.
   const threads =
     d.enabled && handlersModule && threadCount > 0
@@ -124,19 +134,23 @@ export function createNodeRuntime({
           registry: handlersModule,
           threads: threadCount,
           logger,
+          lines: createLineWriter(logger, redact),
+          redact,
           clock,
           logLevel: config.logLevel,
           handlerTimeoutMs: d.handlerTimeoutMs,
           heapMb: d.handlerThreadHeapMb,
-          timeoutOf: (name) => handlers.find((h) => h.name === name)?.timeoutMs,
+          timeoutOf: (name) => timeouts.get(name),
           observer: metrics.threads,
-          redact,
-          journals: storeJournals(store),
+          journals: storeJournals(store, redact),
           stepKey: config.stepEncryptionKey,
           // Made by the wiring below; a call comes only once it is made.
           pods: () => wired.pods(),
         })
       : null;
+  // In this thread (HANDLER_THREADS=0) under `podhook serve`: an error handler code leaves behind
+  // fails its call, as in a thread; one of no call's is logged redacted and ends the process.
+  const scope = !threads && d.enabled && catchStrays ? strayScope(logger, redact, metrics.threads) : undefined;
   const bodyBudget = createBodyBudget(config.limits.maxInflightBodyBytes);
   const wired = wireReceiver({
     config,
@@ -155,6 +169,7 @@ export function createNodeRuntime({
     instruments: [metrics.instrument],
     pods: metrics.pods,
     runner: threads ?? undefined,
+    scope,
     redact,
     onBackfillStarted: () => scheduler.wake(),
     schedule: setImmediate,
@@ -163,6 +178,7 @@ export function createNodeRuntime({
     onDrift: metrics.onDrift,
     assertUsable: opened.assertUsable,
     storeHealth: opened.health,
+    handlersHealth: threads ? () => threads.health() : undefined,
     onOutcome: metrics.onOutcome,
     onConflict,
     ingestSource: createNodeIngestSource(bodyBudget),
@@ -268,4 +284,26 @@ async function readingStore<T>(read: () => Promise<T>): Promise<T> {
     if (error instanceof UnavailableError) throw error;
     throw new UnavailableError('The stored signing secrets could not be read; retry later.', 'store_unavailable', { cause: error });
   }
+}
+
+/**
+ * The call scope of handlers in the receiver's thread: an error a call's code left behind fails
+ * that call and is logged (redacted) and counted, as in a handler thread; one that belongs to no
+ * call is podhook's own: logged redacted, and the process ends with code 1, as Node would end it
+ * (without printing the error, secrets and all, to stderr).
+ */
+function strayScope(logger: Logger, redact: (text: string) => string, observer: ThreadPoolObserver): CallScope {
+  const scope = createNodeCallScope(({ kind, error, call, failedRun }) => {
+    const err = redact(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    observer.stray?.(kind, call?.handler);
+    if (call) {
+      logger.warn({ handler: call.handler, kind, err, run_failed: failedRun }, failedRun ? 'handler left an error behind: its run failed' : 'handler left an error behind after its run');
+      return;
+    }
+    const stack = error instanceof Error && error.stack ? redact(error.stack) : undefined;
+    logger.error({ kind, err, stack }, 'uncaught error outside any handler call: exiting');
+    process.exit(1);
+  });
+  scope.install();
+  return scope;
 }

@@ -22,6 +22,17 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
   const runtime = createNodeRuntime(options);
   const { server, stopTakingWork } = await listen(runtime, config);
   runtime.startBackground();
+  // A registry the handler threads cannot load (it loaded here) stops the start, with its error.
+  if (runtime.threads) {
+    try {
+      await runtime.threads.ready;
+    } catch (error) {
+      server.close();
+      server.closeAllConnections();
+      await runtime.close(0);
+      throw error;
+    }
+  }
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -8,7 +8,8 @@ import type { DeliveryStore } from '../core/delivery-store.js';
 import type { NewDelivery } from '../core/delivery.js';
 import type { DispatchInstrument } from '../core/dispatch/dispatch-instrument.js';
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
-import type { HandlerRunner } from '../core/dispatch/handler-runner.js';
+import type { HandlerRunner } from '../core/runner/handler-runner.js';
+import type { CallScope } from '../core/runner/job-runner.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
@@ -27,7 +28,7 @@ import { createStepSeal, storeJournals } from '../core/steps/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
 import type { PodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
-import { stepSpans } from '../core/tracing/index.js';
+import { handlerLevelFloor } from '../core/runner/handler-log.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
 import { createApp, type AppOptions, type PodhookApp } from '../http/create-app.js';
 import { createIngestHandler, type IngestHandler } from '../http/ingest.js';
@@ -72,6 +73,8 @@ export interface ReceiverParts {
   instruments?: readonly DispatchInstrument[];
   /** Where handler code runs (default: this thread). */
   runner?: HandlerRunner;
+  /** With handlers in this thread: where a call's code runs (Node's scope ties a stray error to its call). */
+  scope?: CallScope;
   /** The receiver's redactor, when the runtime built it already (Node, for its handler threads); default `receiverRedactor`. */
   redact?: Redact;
   /** A backfill was just started through the admin API (Node: its scheduler looks at once). */
@@ -92,6 +95,8 @@ export interface ReceiverParts {
   assertUsable?: () => void;
   /** `/readyz`'s store check beyond a ping. */
   storeHealth?: () => 'ok' | string;
+  /** `/readyz`'s check that handlers can run (Node's handler threads). */
+  handlersHealth?: () => 'ok' | string;
   /** Observes each ingest answer (Node's metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Observes each delivery quarantined as a conflict (besides its alert). */
@@ -164,13 +169,15 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     ...dispatchTuning(config),
     random: parts.random,
     runner: parts.runner,
+    scope: parts.scope,
     gate: features.gate,
     instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments],
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
     redact,
-    steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
+    steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
     pods,
+    levelFloor: handlerLevelFloor(config.logLevel),
   });
 
   const shapes = parts.payloads?.shapes;
@@ -228,7 +235,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     ingestSource: parts.ingestSource,
     customize: parts.customize,
     extend: parts.extend,
-    readiness: createReadiness({ store, secrets, storeHealth: parts.storeHealth }),
+    readiness: createReadiness({ store, secrets, storeHealth: parts.storeHealth, handlersHealth: parts.handlersHealth }),
     admin:
       adminToken === null
         ? undefined

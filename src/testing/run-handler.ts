@@ -1,6 +1,8 @@
 import type { EventType } from '../core/events/event-types.js';
 import type { HandlerDefinition, PodEvent } from '../core/events/define-handler.js';
-import { createHandlerRunner, type HandlerOutcome } from '../core/dispatch/run-handler.js';
+import type { HandlerOutcome } from '../core/dispatch/handler-result.js';
+import { createLineWriter } from '../core/runner/handler-lines.js';
+import { createInThisThreadRunner } from '../core/runner/in-this-thread.js';
 import { captureLogs, type LogLine } from './capture-logs.js';
 import type { TestSteps } from './test-steps.js';
 
@@ -83,8 +85,10 @@ export async function runHandler(
       },
     };
   });
-  const runner = createHandlerRunner({
-    logger,
+  const runner = createInThisThreadRunner({
+    // Every level, as the handler wrote it: the kit's logs are the test's to read.
+    lines: createLineWriter(logger),
+    levelFloor: 0,
     clock: steps ? () => steps.now : () => performance.now(),
     handlerTimeoutMs: timeoutMs ?? handler.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     steps: steps && journals ? { journals, seal: steps.seal, replayed: (name) => void report.replayed.push(name) } : undefined,
@@ -102,26 +106,13 @@ export async function runHandler(
       }
     },
   };
-  const result = await runner.run({
-    handler: watched,
-    delivery: {
-      eventId: event.id,
-      eventType: event.type,
-      signatureT: event.signatureTimestamp,
-      body: event.rawBody,
-      headers: {},
-      receivedAt: event.receivedAt.getTime(),
-      lastReceivedAt: event.receivedAt.getTime(),
-      deliveryCount: 1,
-      status: 'queued',
-      attempts: event.attempt - 1,
-      lastError: null,
-      nextAttemptAt: null,
-      processedAt: null,
-    },
-    payload: () => event.payload,
-    attempt: event.attempt,
+  const ran = await runner.run({
+    delivery: { eventId: event.id, eventType: event.type, signatureT: event.signatureTimestamp, body: event.rawBody, receivedAt: event.receivedAt.getTime() },
+    parsed: event.payload,
+    calls: [{ handler: watched, attempt: event.attempt }],
+    claimId: '',
   });
+  const result = ran.results?.[0] ?? { ok: false, outcome: 'invalid_payload' as const, durationMs: 0, error: ran.invalidBody ?? null, waitUntil: undefined };
   const { outcome, durationMs } = result;
   const extra: Partial<RunHandlerResult> = { steps: report };
   if (stopped !== undefined) extra.stoppedAfterStep = stopped;
@@ -131,8 +122,7 @@ export async function runHandler(
     // Sleeps advance the kit's clock: the next run with these steps wakes.
     steps.now = Math.max(steps.now, result.waitUntil);
   }
-  // The runner's own `handler run` line is always the last one.
-  const logs = lines.at(-1)?.msg === 'handler run' ? lines.slice(0, -1) : lines;
+  const logs = lines;
   if (result.ok) return { ok: true, outcome, logs, durationMs, steps: report, ...extra };
   if (outcome === 'parked') return { ok: false, outcome, logs, durationMs, steps: report, ...extra };
   const error = outcome === 'failed' && thrown ? thrown.value : new Error(result.error ?? outcome);

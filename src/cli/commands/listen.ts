@@ -11,7 +11,8 @@ import { createImporter } from '../../core/transfer/import-deliveries.js';
 import { createNodeSignatureCrypto } from '../../node/node-crypto.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { createTracing, SPAN, stepSpans } from '../../core/tracing/index.js';
+import { createTracing, SPAN } from '../../core/tracing/index.js';
+import { handlerLevelFloor } from '../../core/runner/handler-log.js';
 import { createStepSeal, storeJournals } from '../../core/steps/index.js';
 import { createPodsAccess } from '../../core/pods/pods-access.js';
 import { storedAndConfiguredRedactor } from '../secret-redactor.js';
@@ -132,7 +133,8 @@ the token (401).`,
       ...dispatchTuning(config),
       payloadSchemas: payloads.schemas,
       redact,
-      steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
+      steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
+      levelFloor: handlerLevelFloor(config.logLevel),
       pods: createPodsAccess({ config: config.pods, store, clock }),
       gate,
       instruments: [report, ...instruments],

@@ -7,7 +7,8 @@ import { parseConfig } from '../../core/config.js';
 import { loadValidRegistry } from '../../node/handler-registry.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
-import { createTracing, SPAN, stepSpans } from '../../core/tracing/index.js';
+import { createTracing, SPAN } from '../../core/tracing/index.js';
+import { handlerLevelFloor } from '../../core/runner/handler-log.js';
 import { createStepSeal, storeJournals } from '../../core/steps/index.js';
 import { createPodsAccess } from '../../core/pods/pods-access.js';
 import { storedAndConfiguredRedactor } from '../secret-redactor.js';
@@ -101,7 +102,8 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       instruments,
       payloadSchemas: payloads.schemas,
       redact,
-      steps: { journals: storeJournals(store), seal: createStepSeal(config.stepEncryptionKey), span: stepSpans() },
+      steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
+      levelFloor: handlerLevelFloor(config.logLevel),
       pods: createPodsAccess({ config: config.pods, store, clock: Date.now }),
       fresh: values.fresh === true,
     });

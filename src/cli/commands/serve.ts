@@ -76,7 +76,7 @@ invalid handler registry: the message names the module and what is wrong).`,
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers, payloads, handlersModule: module, customize: customizeApp });
+    const server = await startServer({ config, logger, handlers, payloads, handlersModule: module, customize: customizeApp, catchStrays: true });
     logger.info({ signal: await signal }, 'signal received');
     await server.close();
     await tracing?.shutdown(); // after the handlers: their last spans go too

@@ -4,7 +4,7 @@ import type { HandlerDefinition } from '../events/define-handler.js';
 import type { Logger } from '../observability/logger.js';
 import type { DispatchEvents } from './dispatch-events.js';
 import type { HandlerResult } from './handler-result.js';
-import type { GateContext } from './handler-runner.js';
+import type { GateContext } from '../runner/handler-runner.js';
 
 /** One pending handler of an attempt, as a gate decided it. */
 export type GateStep =

@@ -7,12 +7,12 @@ import type { AttemptGate } from './attempt-gate.js';
 import { decideOutcome, type AttemptReport, type OutcomePolicy } from './decide-outcome.js';
 import type { DeliveryFinishedDetail, DispatchEvents } from './dispatch-events.js';
 import type { HandlerResult } from './handler-result.js';
-import type { HandlerRunner, RunHandler } from './handler-runner.js';
+import type { Redact } from '../observability/redact-secrets.js';
+import type { CallWrapper, HandlerRunner } from '../runner/handler-runner.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import { InvalidBodyError, lazyPayload } from './parse-delivery-body.js';
 import type { Router } from './router.js';
 import { runAttemptHandlers } from './run-attempt-handlers.js';
-import { typedPayloads, type PayloadSchemaMap } from './typed-payload.js';
 
 export interface DispatchAttemptOptions {
   store: Pick<DispatchStore, 'completeDispatch'>;
@@ -21,9 +21,12 @@ export interface DispatchAttemptOptions {
   /** Asks for a drain at this time (a delivery due again later), or at once. */
   wakeAt: (at: number) => void;
   router: Router;
-  run: RunHandler;
-  /** Where handler code runs (whether it reads the body itself). */
-  runner: Pick<HandlerRunner, 'readsBody'>;
+  /** Where handler code runs. */
+  runner: Pick<HandlerRunner, 'run'>;
+  /** Wraps each handler call (the instruments'). */
+  wrap?: CallWrapper;
+  /** Hides secrets in handlers' errors, once, where results come back. */
+  redact: Redact;
   /** Whose claim holds the delivery now: an attempt whose claim lost it records nothing. */
   leases: Pick<LeaseKeeper, 'claimOf'>;
   logger: Logger;
@@ -32,8 +35,6 @@ export interface DispatchAttemptOptions {
   events: DispatchEvents;
   /** How outcome writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
-  /** The generated schemas: each payload is parsed once per attempt for the handlers without a schema of their own. */
-  payloadSchemas?: PayloadSchemaMap;
 }
 
 /**
@@ -53,7 +54,7 @@ export type DispatchAttempt = (
  * ledger), as the gate plans them; the outcome decided by `decideOutcome`, and its write, fenced by
  * the claim id and batched with the other outcomes ready at the same turn of the event loop.
  */
-export function createDispatchAttempt({ store, gate, wakeAt, router, run, runner, leases, logger, clock, policy, events, schedule, payloadSchemas }: DispatchAttemptOptions): DispatchAttempt {
+export function createDispatchAttempt({ store, gate, wakeAt, router, runner, wrap, redact, leases, logger, clock, policy, events, schedule }: DispatchAttemptOptions): DispatchAttempt {
   /** Resolves whether the outcome was recorded (false: its claim lost the row meanwhile). */
   const complete = createBatcher<DispatchOutcome, boolean>({
     execute: async (batch) => {
@@ -71,19 +72,17 @@ export function createDispatchAttempt({ store, gate, wakeAt, router, run, runner
     if (handlers.length === 0) {
       report = { kind: 'no-handler' };
     } else {
+      // Parsed on this thread only if the gate asks (an ordered handler's key); the runner parses where it runs.
       const payload = lazyPayload(delivery.body, parsed);
       try {
-        // This thread's runner reads the payload anyway: a body it cannot parse is found before any run.
-        if (!runner.readsBody) payload();
         // A first attempt (no ledger) runs every handler; a retry skips the ones that succeeded (or were skipped).
         const pending =
           ledger.length === 0 ? handlers : handlers.filter((h) => !ledger.some((r) => r.handler === h.name && (r.status === 'succeeded' || r.status === 'skipped')));
         const attemptOf = (h: HandlerDefinition) => (ledger.find((r) => r.handler === h.name)?.attempts ?? 0) + 1;
-        const plan = await gate.open({ delivery, payload, pending, now: clock(), attemptOf, events, logger });
+        const plan = await gate.open({ delivery, payload: payload.get, pending, now: clock(), attemptOf, events, logger });
         settle = plan?.settle;
         const ran = await runAttemptHandlers({
-          delivery, plan, pending, attemptOf, run, events, now: clock, claimId,
-          payloadFor: typedPayloads(payloadSchemas, delivery.eventType, payload),
+          delivery, parsed: payload.known(), plan, pending, attemptOf, runner, wrap, events, now: clock, claimId, logger, redact,
         });
         results = ran.results;
         report = { kind: 'ran', results, hadLedger: ledger.length > 0, waitUntil: ran.waitUntil };

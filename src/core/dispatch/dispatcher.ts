@@ -6,13 +6,16 @@ import { PASS_THROUGH_GATE, type AttemptGate } from './attempt-gate.js';
 import type { OutcomePolicy } from './decide-outcome.js';
 import { createDispatchAttempt } from './dispatch-attempt.js';
 import { createDispatchEvents, type DispatchEvents } from './dispatch-events.js';
-import { instrumentAttempt, instrumentHandler, type DispatchInstrument } from './dispatch-instrument.js';
+import { instrumentAttempt, instrumentCalls, instrumentSteps, type DispatchInstrument } from './dispatch-instrument.js';
 import { createDispatchSlots } from './dispatch-slots.js';
-import type { HandlerRunner } from './handler-runner.js';
 import { createLeaseDrain } from './lease-drain.js';
 import { createLeaseKeeper } from './lease-keeper.js';
 import type { Router } from './router.js';
-import { createHandlerRunner, type RunnerSteps } from './run-handler.js';
+import { redactNothing, type Redact } from '../observability/redact-secrets.js';
+import { createLineWriter } from '../runner/handler-lines.js';
+import type { HandlerRunner } from '../runner/handler-runner.js';
+import { createInThisThreadRunner } from '../runner/in-this-thread.js';
+import type { CallScope, RunnerSteps } from '../runner/job-runner.js';
 import type { PodsClient } from '../pods/pods-client.js';
 import type { PayloadSchemaMap } from './typed-payload.js';
 import { createWakeTimer } from './wake-timer.js';
@@ -49,7 +52,7 @@ export interface DispatcherOptions {
    */
   handOffQueue?: number;
   random?: () => number;
-  /** Where handler code runs (default: this thread, `createHandlerRunner`). */
+  /** Where handler code runs (default: this thread, `createInThisThreadRunner`, with the options below). */
   runner?: HandlerRunner;
   /** Decides per attempt what runs, waits or is settled (default: every pending handler runs). */
   gate?: AttemptGate;
@@ -57,14 +60,14 @@ export interface DispatcherOptions {
   instruments?: readonly DispatchInstrument[];
   /** How completion writes are deferred to share a transaction (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
-  /** The schemas `podhook schemas` generated: parse each payload once per attempt for handlers without a schema of their own. */
+  /** Hides secrets in handlers' errors and log lines, once, where they come back (whichever runner ran them). */
+  redact?: Redact;
+  /** For the default runner: the generated schemas, durable steps, the pod client, the handler level floor. */
   payloadSchemas?: PayloadSchemaMap;
-  /** Hides secrets in handlers' errors before they are logged or recorded (for the default runner; a runner given brings its own). */
-  redact?: (text: string) => string;
-  /** Durable steps for the default runner (`ctx.step`, `ctx.sleep`): where they are kept, the seal of sensitive results. */
   steps?: RunnerSteps;
-  /** The pod client for the default runner's `ctx.pods`. */
   pods?: () => Promise<PodsClient>;
+  levelFloor?: number;
+  scope?: CallScope;
 }
 
 /** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
@@ -130,15 +133,18 @@ export function createDispatcher({
   concurrency = 16,
   handOffQueue = concurrency * 8,
   random = Math.random,
-  redact,
-  steps,
-  pods,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps, pods }),
+  redact = redactNothing,
   gate = PASS_THROUGH_GATE,
   instruments = [],
   schedule,
-  payloadSchemas,
+  ...forRunner
 }: DispatcherOptions): Dispatcher {
+  const runner =
+    forRunner.runner ??
+    createInThisThreadRunner({
+      clock, handlerTimeoutMs, lines: createLineWriter(logger, redact), levelFloor: forRunner.levelFloor, schemas: forRunner.payloadSchemas, pods: forRunner.pods, scope: forRunner.scope,
+      steps: forRunner.steps && { ...forRunner.steps, wrapStep: forRunner.steps.wrapStep ?? instrumentSteps(instruments) },
+    });
   const events = createDispatchEvents(
     instruments.map((i) => i.subscriber),
     (error, event) => logger.error({ err: (error as Error)?.message, event }, 'dispatch event subscriber failed'),
@@ -154,10 +160,9 @@ export function createDispatcher({
   /** One timer for the earliest drain asked for at a later time (a delivery due again before the next poll). */
   const wakeTimer = createWakeTimer({ clock, wake: () => void drain.wake() });
   const attempt = createDispatchAttempt({
-    store, gate, router, leases, logger, clock, policy, events, schedule, payloadSchemas,
+    store, gate, router, leases, logger, clock, policy, events, schedule, runner, redact,
     wakeAt: wakeTimer.at,
-    runner,
-    run: instrumentHandler(instruments, runner.run),
+    wrap: instrumentCalls(instruments),
   });
   const dispatchOne = instrumentAttempt(instruments, attempt);
   let lastHandOffAt: number | null = null;
@@ -192,8 +197,8 @@ export function createDispatcher({
     },
     adopt(grant, d) {
       leases.hold(d.eventId, grant.claimId, grant.until);
-      // Ingest parsed its body already. A runner that reads the body in a thread of its own does not
-      // need it here: not keeping it spares this heap an object that would outlive the handler's run.
+      // Ingest parsed its body already: a runner in this thread runs the handlers on that parse; one
+      // that parses in a thread of its own does not need it, and this heap does not keep it.
       slots.adopt(storedDelivery(d), runner.readsBody ? undefined : d.payload, grant.claimId);
     },
     release() {

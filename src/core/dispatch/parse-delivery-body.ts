@@ -19,14 +19,18 @@ export class InvalidBodyError extends Error {
 }
 
 /**
- * An attempt's payload, parsed from the body at most once and only when first asked (`parsed`:
- * what ingest parsed already). Throws an `InvalidBodyError` when the body cannot be parsed.
+ * An attempt's payload on the receiver, parsed from the body at most once and only when first
+ * asked (`parsed`: what ingest parsed already). `get` throws an `InvalidBodyError` when the body
+ * cannot be parsed; `known` is the payload when it is parsed already (for a runner in this thread).
  */
-export function lazyPayload(body: Uint8Array, parsed: unknown): () => unknown {
+export function lazyPayload(body: Uint8Array, parsed: unknown): { get: () => unknown; known: () => unknown } {
   let result: ReturnType<typeof parseDeliveryBody> | undefined = parsed === undefined ? undefined : { ok: true, payload: parsed };
-  return () => {
-    result ??= parseDeliveryBody(body);
-    if (!result.ok) throw new InvalidBodyError(result.error);
-    return result.payload;
+  return {
+    get: () => {
+      result ??= parseDeliveryBody(body);
+      if (!result.ok) throw new InvalidBodyError(result.error);
+      return result.payload;
+    },
+    known: () => (result?.ok ? result.payload : undefined),
   };
 }

@@ -26,7 +26,17 @@ const MAX_DEPTH = 16;
  * class instances without `toJSON`; never byte arrays. A cycle is not followed twice.
  */
 export function redactFields<T extends object>(fields: T): T {
+  if (redactedAlready.has(fields)) return fields;
   return redactObject(fields, [fields]) as T;
+}
+
+/** Fields redacted already where they were made (a handler's line): `redactFields` passes them as they are. */
+const redactedAlready = new WeakSet<object>();
+
+/** Marks fields as redacted already (`createLineWriter`), so a logger's own rule does not walk them again. */
+export function markRedacted<T extends object>(fields: T): T {
+  redactedAlready.add(fields);
+  return fields;
 }
 
 function redactObject(obj: object, ancestors: object[]): object {

@@ -55,8 +55,6 @@ export interface HandlerStepsOptions {
   journal: StepJournal;
   clock: Clock;
   seal: StepSeal;
-  /** Redacts a step's error before it is recorded. */
-  redact?: (text: string) => string;
   /** Wraps each step's function (a span under the handler's). */
   span?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
   /** Told of each step given back from the record without running (the test kit lists them). */
@@ -138,8 +136,8 @@ export class HandlerSteps implements HandlerStepApi {
         throw new RunParked(parkUntil);
       }
       const failed = stepFailed(name, seq, attempt, error);
-      const text = this.o.redact ? this.o.redact(describeRunError(error)) : describeRunError(error);
-      await this.o.journal.save({ ...record, state: 'failed', error: text, finishedAt: this.o.clock(), durationMs: this.o.clock() - started });
+      // Redacted where the row is written (the store's journal), in whichever thread this runs.
+      await this.o.journal.save({ ...record, state: 'failed', error: describeRunError(error), finishedAt: this.o.clock(), durationMs: this.o.clock() - started });
       this.tally.failed++;
       this.tally.failedAttempt = Math.max(this.tally.failedAttempt ?? 0, attempt);
       throw failed;

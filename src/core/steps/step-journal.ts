@@ -11,12 +11,16 @@ export interface StepJournal {
 /** The journal of one run: which delivery, which handler, under which claim. */
 export type StepJournals = (run: { eventId: string; handler: string; claimId: string }) => StepJournal;
 
-/** Journals on the store, each write fenced by the run's claim. */
-export function storeJournals(store: Pick<StepStore, 'loadSteps' | 'saveStep'>): StepJournals {
+/**
+ * Journals on the store, each write fenced by the run's claim, a failed step's error redacted
+ * where its row is written (wherever the handler ran: a handler thread knows no secret).
+ */
+export function storeJournals(store: Pick<StepStore, 'loadSteps' | 'saveStep'>, redact: (text: string) => string = (t) => t): StepJournals {
   return ({ eventId, handler, claimId }) => ({
     load: () => store.loadSteps(eventId, handler),
     async save(step) {
-      if (!(await store.saveStep(step, claimId))) throw new Error(`lease lost: step "${step.name}" was not recorded, another claim holds the delivery`);
+      const row = step.error === null ? step : { ...step, error: redact(step.error) };
+      if (!(await store.saveStep(row, claimId))) throw new Error(`lease lost: step "${step.name}" was not recorded, another claim holds the delivery`);
     },
   });
 }

@@ -2,7 +2,7 @@ import { context, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 import type { Redact } from '../observability/redact-secrets.js';
 import { scrubError } from '../observability/scrub-error.js';
 import type { HandlerResult } from '../dispatch/handler-result.js';
-import type { RunHandler } from '../dispatch/handler-runner.js';
+import type { CallWrapper } from '../runner/handler-runner.js';
 import { ATTR, SPAN } from './names.js';
 
 /**
@@ -12,13 +12,13 @@ import { ATTR, SPAN } from './names.js';
  * `redact` knows replaced, on one line, cut at 300 characters (`scrubError`, as alerts quote it);
  * never a stack.
  */
-export function traceHandler(tracer: Tracer, redact: Redact, run: RunHandler): RunHandler {
-  return function tracedHandler(call) {
+export function traceHandler(tracer: Tracer, redact: Redact): CallWrapper {
+  return function tracedHandler(call, _delivery, run) {
     const parent = context.active();
     const stale = call.context?.order?.stale;
     const attributes = { [ATTR.handler]: call.handler.name, [ATTR.attempt]: call.attempt, ...(stale === undefined ? {} : { [ATTR.orderStale]: stale }) };
     const span = tracer.startSpan(SPAN.handler, { attributes }, parent);
-    return context.with(trace.setSpan(parent, span), () => run(call)).then((result) => {
+    return context.with(trace.setSpan(parent, span), run).then((result) => {
       endHandlerSpan(span, result, redact);
       return result;
     });

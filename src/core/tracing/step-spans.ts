@@ -1,4 +1,4 @@
-import { context, ProxyTracer, SpanStatusCode, trace, type TracerProvider } from '@opentelemetry/api';
+import { context, ProxyTracer, SpanStatusCode, trace, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { ATTR, ATTR_ERROR_TYPE, SPAN, TRACER_NAME } from './names.js';
 
 /** Wraps a durable step's function in a span. */
@@ -12,6 +12,11 @@ export type StepSpan = <T>(name: string, seq: number, fn: () => Promise<T>) => P
 export function stepSpans(provider: TracerProvider = trace.getTracerProvider()): StepSpan | undefined {
   const tracer = provider.getTracer(TRACER_NAME);
   if (tracer instanceof ProxyTracer) return undefined;
+  return stepSpan(tracer);
+}
+
+/** A span per durable step from `tracer`, a child of the active span. */
+export function stepSpan(tracer: Tracer): StepSpan {
   return (name, seq, fn) => {
     const span = tracer.startSpan(SPAN.step, { attributes: { [ATTR.step]: name, [ATTR.stepSeq]: seq } });
     return context.with(trace.setSpan(context.active(), span), fn).then(

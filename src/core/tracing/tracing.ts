@@ -7,6 +7,7 @@ import { attemptOutcomes, traceAttempt } from './attempt-spans.js';
 import { traceHandler } from './handler-spans.js';
 import { observeIngest, traceIngest, traceStoreWrite } from './ingest-spans.js';
 import { SPAN, TRACER_NAME } from './names.js';
+import { stepSpan } from './step-spans.js';
 
 export interface TracingOptions {
   /** Where spans go: the global provider an OpenTelemetry SDK registers, unless given. */
@@ -34,7 +35,8 @@ export interface PodhookTracing {
   readonly ingest: IngestTracing;
   /**
    * Dispatch's instrument: a root span per attempt of a stored delivery (`name`: `podhook.dispatch`
-   * or `podhook.replay`), linked to its receipt, with its outcome; a child span per handler run.
+   * or `podhook.replay`), linked to its receipt, with its outcome; a child span per handler run,
+   * and one per durable step under it.
    */
   dispatch(options: { name: string; owner: string }): DispatchInstrument;
 }
@@ -58,7 +60,8 @@ export function createTracing({ provider = trace.getTracerProvider(), redact = r
     dispatch: ({ name, owner }) => ({
       subscriber: attemptOutcomes,
       attempt: (run, outcomeOf) => traceAttempt(tracer, run, { name, owner, outcomeOf }),
-      handler: (run) => traceHandler(tracer, redact, run),
+      call: traceHandler(tracer, redact),
+      step: stepSpan(tracer),
     }),
   };
 }

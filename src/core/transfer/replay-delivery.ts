@@ -4,14 +4,17 @@ import type { Delivery, DeliveryStatus, DispatchOutcome, DispatchStore, Transfer
 import type { Logger } from '../observability/logger.js';
 import { PASS_THROUGH_GATE, type AttemptGate } from '../dispatch/attempt-gate.js';
 import { createDispatchEvents } from '../dispatch/dispatch-events.js';
-import { instrumentAttempt, instrumentHandler, type DispatchInstrument } from '../dispatch/dispatch-instrument.js';
+import { instrumentAttempt, instrumentCalls, instrumentSteps, type DispatchInstrument } from '../dispatch/dispatch-instrument.js';
 import { attemptDuration, describeFailures, ledgerRuns, type HandlerResult } from '../dispatch/handler-result.js';
-import type { HandlerRunner } from '../dispatch/handler-runner.js';
 import { parseDeliveryBody } from '../dispatch/parse-delivery-body.js';
 import type { Router } from '../dispatch/router.js';
 import { runAttemptHandlers } from '../dispatch/run-attempt-handlers.js';
-import { createHandlerRunner, type RunnerSteps } from '../dispatch/run-handler.js';
-import { typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
+import type { PayloadSchemaMap } from '../dispatch/typed-payload.js';
+import { redactNothing, type Redact } from '../observability/redact-secrets.js';
+import { createLineWriter } from '../runner/handler-lines.js';
+import type { HandlerRunner } from '../runner/handler-runner.js';
+import { createInThisThreadRunner } from '../runner/in-this-thread.js';
+import type { RunnerSteps } from '../runner/job-runner.js';
 import { firstAttemptRuns, processedAtFirstAttempt } from './first-attempt-runs.js';
 import type { StepStore } from '../steps/step-record.js';
 import type { PodsClient } from '../pods/pods-client.js';
@@ -38,8 +41,10 @@ export interface ReplayerOptions {
   instruments?: readonly DispatchInstrument[];
   /** The schemas `podhook schemas` generated, applied as the dispatcher applies them. */
   payloadSchemas?: PayloadSchemaMap;
-  /** Hides secrets in handlers' errors before they are logged or recorded (for the default runner). */
-  redact?: (text: string) => string;
+  /** Hides secrets in handlers' errors and log lines, once, where they come back. */
+  redact?: Redact;
+  /** For the default runner: the lowest handler level written (`handlerLevelFloor`). */
+  levelFloor?: number;
   /** Durable steps for the default runner. */
   steps?: RunnerSteps;
   /** The pod client for the default runner's `ctx.pods`. */
@@ -92,17 +97,21 @@ export function createReplayer({
   handlerTimeoutMs = 30_000,
   handler: only,
   owner = `replay-${crypto.randomUUID()}`,
-  redact,
+  redact = redactNothing,
   steps,
   pods,
   fresh = false,
-  runner = createHandlerRunner({ logger, clock, handlerTimeoutMs, redact, steps, pods }),
+  levelFloor,
   gate = PASS_THROUGH_GATE,
   instruments = [],
   payloadSchemas,
+  runner = createInThisThreadRunner({
+    clock, handlerTimeoutMs, lines: createLineWriter(logger, redact), levelFloor, schemas: payloadSchemas, pods,
+    steps: steps && { ...steps, wrapStep: steps.wrapStep ?? instrumentSteps(instruments) },
+  }),
 }: ReplayerOptions): Replayer {
   const events = createDispatchEvents(instruments.map((i) => i.subscriber));
-  const run = instrumentHandler(instruments, runner.run);
+  const wrap = instrumentCalls(instruments);
   const leaseMs = Math.max(handlerTimeoutMs, ...router.handlers.map((h) => h.timeoutMs ?? 0)) + 5_000;
   const handlersFor = (d: Delivery) => router.handlersFor(d.eventType).filter((h) => only === undefined || h.name === only);
 
@@ -135,8 +144,7 @@ export function createReplayer({
     const payload = () => body.payload;
     const plan = await gate.open({ delivery: leased, payload, pending: handlers, now: clock(), attemptOf, events, logger });
     const { results: runs, waitUntil } = await runAttemptHandlers({
-      delivery: leased, plan, pending: handlers, attemptOf, run, events, now: clock, claimId: owner,
-      payloadFor: typedPayloads(payloadSchemas, leased.eventType, payload),
+      delivery: leased, parsed: body.payload, plan, pending: handlers, attemptOf, runner, wrap, events, now: clock, claimId: owner, logger, redact,
     });
     const ran = new Set(handlers.map((h) => h.name));
     const failedElsewhere = ledger.some(

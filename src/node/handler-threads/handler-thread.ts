@@ -1,196 +1,169 @@
-// A handler thread: loads the registry once, then runs the handler calls the receiver's thread
-// sends, with the core's own runner (schema, time limit, signal, `handler run` line). Its heap
-// holds each call's payload, event, context and logger; its CPU, its crashes and its strays
-// cannot reach the loop that answers the sender. Started by thread-runner.ts.
-import { AsyncLocalStorage, createHook } from 'node:async_hooks';
+// A handler thread: loads the registry once, then runs the jobs the receiver's thread sends with
+// the core's one runner (createJobRunner, as HANDLER_THREADS=0 does). This side only carries
+// messages: a `run` in, a `done` out with every call's result and log line; an `ask` for a step's
+// record or a `ctx.pods` call. Its heap holds each job's payload, events, contexts and lines; its
+// CPU, its crashes and its strays cannot reach the loop that answers the sender.
 import { parentPort, workerData } from 'node:worker_threads';
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import type { Delivery } from '../../core/delivery.js';
-import { InvalidBodyError, lazyPayload } from '../../core/dispatch/parse-delivery-body.js';
-import { createHandlerRunner } from '../../core/dispatch/run-handler.js';
-import { createStepSeal, type StepJournals } from '../../core/steps/index.js';
-import type { StepRecord } from '../../core/steps/step-record.js';
-import { stepSpans } from '../../core/tracing/step-spans.js';
-import { typedPayloads } from '../../core/dispatch/typed-payload.js';
 import type { HandlerDefinition } from '../../core/events/define-handler.js';
 import { checkRegistryModule, type RegistryModule } from '../../core/events/registry-module.js';
-import type { Logger } from '../../core/observability/logger.js';
+import { handlerLevelFloor } from '../../core/runner/handler-log.js';
+import type { CallWrapper, HandlerCall, HandlerJob } from '../../core/runner/handler-runner.js';
+import { createJobRunner } from '../../core/runner/job-runner.js';
+import type { RunningCall } from '../../core/runner/running-call.js';
+import { createStepSeal, type StepJournals, type StepRecord } from '../../core/steps/index.js';
+import { stepSpans } from '../../core/tracing/step-spans.js';
 import { parseTraceParent } from '../../core/tracing/trace-parent.js';
+import { silentLogger } from '../../core/observability/logger.js';
+import { createNodeCallScope } from '../call-scope.js';
 import { startTracing, type RunningTracing } from '../start-tracing.js';
-import type { FromThread, PodsOperationName, ThreadData, ThreadResult, ToThread } from './thread-protocol.js';
-import { podsErrorFrom, podsOverPort } from './pods-over-port.js';
+import { errorFrom, podsOverPort } from './pods-over-port.js';
+import type { Ask, FromThread, ThreadData, ThreadLine, ThreadResult, ToThread } from './thread-protocol.js';
 
 const data = workerData as ThreadData;
 const port = parentPort!;
 const post = (message: FromThread) => port.postMessage(message);
-
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-type Level = (typeof LEVELS)[number];
-
-/** A logger whose lines are sent to the receiver's thread, which writes them with its own (redaction, format, destination). */
-function forwardingLogger(bindings: Record<string, unknown>, min: number): Logger {
-  const line = (level: Level) => (obj: object, msg?: string) => {
-    if (LEVELS.indexOf(level) < min) return;
-    post({ t: 'log', level, fields: { ...bindings, ...toCloneable(obj) }, msg });
-  };
-  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error'), child: (more) => forwardingLogger({ ...bindings, ...more }, min) };
-}
-
-/** What a structured clone cannot take (functions, class instances with methods) is sent as text. */
-function toCloneable(obj: object): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) out[k] = typeof v === 'function' || typeof v === 'symbol' ? String(v) : v instanceof Error ? { type: v.name, message: v.message, stack: v.stack } : v;
-  return out;
-}
-
 const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
-/** The call whose code is running (its async context follows its timers and promises). */
-const calls = new AsyncLocalStorage<{ id: number; handler: string }>();
-/**
- * Which call's code runs now, in memory the receiver's thread reads when this thread stops
- * answering: every callback and promise continuation sets it from its async context on entry.
- */
-const runningNow = new Int32Array(data.running ?? new SharedArrayBuffer(4));
-createHook({
-  before() {
-    runningNow[0] = calls.getStore()?.id ?? 0;
-  },
-  after() {
-    runningNow[0] = 0;
-  },
-}).enable();
-/** Each call still running (its answer not sent), and how a stray error of its own fails it. */
-const failing = new Map<number, { fail(error: unknown): void; error?: unknown }>();
+/** How often a run still going sends the lines it logged so far. */
+const FLUSH_LINES_MS = 1_000;
 
-function stray(kind: 'uncaught_exception' | 'unhandled_rejection', error: unknown) {
-  const call = calls.getStore();
-  const running = call && failing.get(call.id);
-  if (running && running.error === undefined) {
-    running.error = error;
-    running.fail(error);
-  }
-  post({ t: 'stray', kind, error: describe(error), id: call?.id, handler: call?.handler, running: running !== undefined });
+/** A job in this thread: its lines not sent yet, and its asks waiting for an answer. */
+interface Run {
+  id: number;
+  eventId: string;
+  lines: ThreadLine[];
 }
-// Handled here, the thread lives on: an error its handlers left behind is theirs, not the thread's.
-process.on('uncaughtException', (error) => stray('uncaught_exception', error));
-process.on('unhandledRejection', (reason) => stray('unhandled_rejection', reason));
+/** The runs going, by id, and by event id (a delivery runs at most once at a time here). */
+const runs = new Map<number, Run>();
+const runOf = new Map<string, Run>();
 
-/** Step reads and writes waiting on the receiver's thread, by request id. */
-const stepRequests = new Map<number, { resolve(records?: StepRecord[]): void; reject(error: Error): void }>();
-let stepRequestSeq = 0;
-function askSteps(request: { op: 'load'; eventId: string; handler: string } | { op: 'save'; step: StepRecord; claimId: string }): Promise<StepRecord[] | undefined> {
-  const rid = ++stepRequestSeq;
-  return new Promise((resolve, reject) => {
-    stepRequests.set(rid, { resolve, reject });
-    post({ t: 'steps', rid, ...request });
-  });
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+/** One timer for the thread, armed while some run holds lines: a long run's lines go out about once a second. */
+function flushSoon() {
+  flushTimer ??= setTimeout(() => {
+    flushTimer = undefined;
+    for (const run of runs.values()) {
+      if (run.lines.length === 0) continue;
+      post({ t: 'lines', id: run.id, lines: run.lines });
+      run.lines = [];
+    }
+  }, FLUSH_LINES_MS);
+  flushTimer.unref?.();
 }
 
-/** `ctx.pods` calls waiting on the receiver's thread, by request id. */
-const podsRequests = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-const podsClient = podsOverPort((op: PodsOperationName, args: unknown[]) => {
-  const rid = ++stepRequestSeq;
+/** Asks waiting on the receiver's thread, by request id. */
+const asks = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+let askSeq = 0;
+function ask(run: Run | undefined, request: Ask, signal?: AbortSignal): Promise<unknown> {
+  if (!run) return Promise.reject(new Error('this call has ended'));
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const rid = ++askSeq;
   return new Promise((resolve, reject) => {
-    podsRequests.set(rid, { resolve, reject });
-    post({ t: 'pods', rid, op, args });
+    const onAbort = () => {
+      asks.delete(rid);
+      post({ t: 'cancel', rid });
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    asks.set(rid, {
+      resolve: (v) => (signal?.removeEventListener('abort', onAbort), resolve(v)),
+      reject: (e) => (signal?.removeEventListener('abort', onAbort), reject(e)),
+    });
+    post({ t: 'ask', rid, run: run.id, ask: request });
   });
-});
+}
 
 /** A run's steps, kept by the receiver's thread in the store: each write durable before it answers. */
 const threadJournals: StepJournals = ({ eventId, handler, claimId }) => ({
-  load: async () => (await askSteps({ op: 'load', eventId, handler })) ?? [],
-  save: async (step) => void (await askSteps({ op: 'save', step, claimId })),
+  load: async () => ((await ask(runOf.get(eventId), { op: 'steps.load', eventId, handler })) as StepRecord[] | undefined) ?? [],
+  save: async (step) => void (await ask(runOf.get(eventId), { op: 'steps.save', step, claimId })),
 });
 
+// Errors handler code leaves behind fail the call they came from (or are told with none), and the thread lives on.
+const scope = createNodeCallScope(({ kind, error, call, failedRun }: { kind: 'uncaught_exception' | 'unhandled_rejection'; error: unknown; call?: RunningCall; failedRun: boolean }) => {
+  const run = call && runOf.get(call.eventId);
+  post({ t: 'stray', kind, error: describe(error), run: run?.id, handler: call?.handler, failedRun });
+});
+scope.install();
+
 async function start() {
-  const min = Math.max(0, LEVELS.indexOf(data.logLevel as Level));
-  const logger = forwardingLogger({}, min);
   let tracing: RunningTracing | null = null;
-  let loaded: ReturnType<typeof checkRegistryModule>;
+  let handlers: Map<string, HandlerDefinition>;
+  let schemas: ReturnType<typeof checkRegistryModule>['payloads']['schemas'];
   try {
     // The same OTEL_* variables as the receiver's: this thread's spans (the handlers' own) go where its spans go.
-    tracing = await startTracing(process.env, logger);
-    loaded = checkRegistryModule((await import(data.registry)) as RegistryModule, { registry: data.registry });
+    tracing = await startTracing(process.env, silentLogger);
+    const loaded = checkRegistryModule((await import(data.registry)) as RegistryModule, { registry: data.registry });
+    handlers = new Map(loaded.handlers.map((h) => [h.name, h]));
+    schemas = loaded.payloads.schemas;
   } catch (error) {
     post({ t: 'fatal', error: describe(error) });
     return;
   }
-  const byName = new Map<string, HandlerDefinition>(loaded.handlers.map((h) => [h.name, h]));
-  const schemas = loaded.payloads.schemas;
-  const runner = createHandlerRunner({
-    logger,
+  const runner = createJobRunner({
     clock: Date.now,
     handlerTimeoutMs: data.handlerTimeoutMs,
-    steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), span: stepSpans() },
-    pods: () => Promise.resolve(podsClient),
+    schemas,
+    levelFloor: handlerLevelFloor(data.logLevel),
+    steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), wrapStep: stepSpans() },
+    pods: (eventId) => Promise.resolve(podsOverPort((name, args, signal) => ask(runOf.get(eventId), { op: 'pods', name, args }, signal))),
+    lines: (job, index) => {
+      const run = runOf.get(job.delivery.eventId);
+      return (line) => {
+        if (!run || !runs.has(run.id)) return;
+        (line as ThreadLine).call = index;
+        run.lines.push(line as ThreadLine);
+        flushSoon();
+      };
+    },
+    scope,
   });
 
-  async function run(m: Extract<ToThread, { t: 'run' }>): Promise<ThreadResult> {
-    const h = byName.get(m.handler);
-    if (!h) return { ok: false, permanent: false, error: `no handler named ${m.handler} in this thread's registry`, durationMs: 0, outcome: 'failed' };
-    const payload = lazyPayload(m.delivery.body, undefined);
-    try {
-      payload();
-    } catch (error) {
-      if (!(error instanceof InvalidBodyError)) throw error;
-      return { ok: false, permanent: true, error: error.detail, durationMs: 0, outcome: 'invalid_payload' };
-    }
-    let fail!: (error: unknown) => void;
-    const strayed = new Promise<never>((_, reject) => (fail = reject));
-    strayed.catch(() => {}); // only raced against the handler
-    const running: { fail(error: unknown): void; error?: unknown } = { fail };
-    failing.set(m.id, running);
-    // A stray error of this call (a timer's throw, a promise left to reject) fails it, as its own throw would.
-    const guarded: HandlerDefinition = { ...h, handle: (event, ctx) => Promise.race([Promise.resolve().then(() => h.handle(event, ctx)), strayed]) };
-    const d = m.delivery;
-    const delivery: Delivery = {
-      eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, body: d.body, headers: {}, receivedAt: d.receivedAt, lastReceivedAt: d.receivedAt,
-      deliveryCount: 1, status: 'queued', attempts: d.attempts, lastError: null, nextAttemptAt: null, processedAt: null,
-    };
-    const payloadFor = typedPayloads(schemas, d.eventType, payload);
-    const call = () =>
-      calls.run({ id: m.id, handler: h.name }, () => {
-        // Its first synchronous part runs here, not in a callback: marked by hand.
-        runningNow[0] = m.id;
-        try {
-          return runner.run({ handler: guarded, delivery, payload: () => payloadFor(h), attempt: m.attempt, context: m.context, claimId: m.claimId });
-        } finally {
-          runningNow[0] = 0;
+  async function run(m: Extract<ToThread, { t: 'run' }>): Promise<void> {
+    const r: Run = { id: m.id, eventId: m.eventId, lines: [] };
+    runs.set(m.id, r);
+    runOf.set(m.eventId, r);
+    let traced = false;
+    const calls: HandlerCall[] = m.calls.map((c) => {
+      const handler = handlers.get(c.handler);
+      if (c.traceParent) traced = true;
+      return { handler: handler ?? missing(c.handler), attempt: c.attempt, context: c.context };
+    });
+    // The handler span of each call (tracing on) continues here: the handler's own spans nest under it.
+    const wrap: CallWrapper | undefined = traced
+      ? (call, _d, go) => {
+          const parent = parseTraceParent(m.calls[calls.indexOf(call)]?.traceParent);
+          return parent ? context.with(trace.setSpanContext(ROOT_CONTEXT, parent), go) : go();
         }
-      });
-    const parent = m.traceParent ? parseTraceParent(m.traceParent) : null;
+      : undefined;
+    const job: HandlerJob = {
+      delivery: { eventId: m.eventId, eventType: m.eventType, signatureT: m.signatureT, receivedAt: m.receivedAt, body: m.body },
+      calls,
+      claimId: m.claimId,
+      wrap,
+    };
     try {
-      const r = await (parent ? context.with(trace.setSpanContext(ROOT_CONTEXT, parent), call) : call());
-      // One turn more: a promise the handler left to reject as it returned is reported at the end
-      // of this turn, and fails the run it came from rather than passing for a success.
-      await new Promise((resolve) => setImmediate(resolve));
-      if (r.ok && running.error !== undefined) {
-        const e = running.error;
-        return { ok: false, permanent: false, error: describe(e), errorName: e instanceof Error ? e.name : undefined, durationMs: r.durationMs, outcome: 'failed' };
-      }
-      return { ok: r.ok, permanent: r.permanent, error: r.error, errorName: r.errorName, durationMs: r.durationMs, outcome: r.outcome, waitUntil: r.waitUntil, stepAttempt: r.stepAttempt, steps: r.steps };
+      const out = await runner.run(job);
+      const results: ThreadResult[] | null = out.results
+        ? out.results.map(({ handler: _h, attempt: _a, interrupted: _i, ...rest }) => rest)
+        : null;
+      post({ t: 'done', id: m.id, results, invalidBody: out.invalidBody, lines: r.lines });
+    } catch (error) {
+      post({ t: 'done', id: m.id, results: m.calls.map(() => ({ ok: false, permanent: false, error: describe(error), durationMs: 0, outcome: 'failed' })), lines: r.lines });
     } finally {
-      failing.delete(m.id);
+      runs.delete(m.id);
+      if (runOf.get(m.eventId) === r) runOf.delete(m.eventId);
     }
   }
 
   port.on('message', (m: ToThread) => {
-    if (m.t === 'pods') {
-      const waiting = podsRequests.get(m.rid);
-      podsRequests.delete(m.rid);
+    if (m.t === 'run') void run(m);
+    else if (m.t === 'answer') {
+      const waiting = asks.get(m.rid);
+      asks.delete(m.rid);
       if (m.ok) waiting?.resolve(m.value);
-      else waiting?.reject(podsErrorFrom(m.error));
-    } else if (m.t === 'steps') {
-      const waiting = stepRequests.get(m.rid);
-      stepRequests.delete(m.rid);
-      if (m.ok) waiting?.resolve(m.records);
-      else waiting?.reject(new Error(m.error));
-    } else if (m.t === 'run') {
-      void run(m).then(
-        (result) => post({ t: 'done', id: m.id, result }),
-        (error: unknown) => post({ t: 'done', id: m.id, result: { ok: false, permanent: false, error: describe(error), durationMs: 0, outcome: 'failed' } }),
-      );
+      else waiting?.reject(errorFrom(m.error));
     } else if (m.t === 'abort') {
       if (m.eventId === undefined) runner.abortAll(new Error(m.reason));
       else runner.abortDelivery(m.eventId, new Error(m.reason));
@@ -199,6 +172,17 @@ async function start() {
     }
   });
   post({ t: 'ready' });
+}
+
+/** A handler the receiver routes to but this thread's registry lacks (they load the same module): each call fails saying so. */
+function missing(name: string): HandlerDefinition {
+  return {
+    pattern: '*',
+    name,
+    handle: () => {
+      throw new Error(`no handler named ${name} in this thread's registry`);
+    },
+  };
 }
 
 void start();

@@ -1,9 +1,13 @@
 import { PodsError, PodsRateLimited } from '../../core/pods/pods-error.js';
 import type { PodsClient } from '../../core/pods/pods-client.js';
-import type { PodsErrorData, PodsOperationName } from './thread-protocol.js';
+import type { AskError } from './thread-protocol.js';
 
-/** A call's error as it crosses between threads. */
-export function podsErrorData(error: unknown): PodsErrorData {
+/** The pod client's operations a thread sends to the receiver's thread (`pages` is walked in the thread, through `list`). */
+export const PODS_OPERATIONS = ['list', 'queueAction', 'actions', 'lastResult', 'mintKey', 'chatTicket'] as const satisfies readonly (keyof PodsClient)[];
+export type PodsOperationName = (typeof PODS_OPERATIONS)[number];
+
+/** An error as it crosses between threads. */
+export function askError(error: unknown): AskError {
   if (error instanceof PodsRateLimited) {
     return { kind: 'rate_limited', name: error.name, message: error.message, requestId: error.requestId, details: error.details, operation: error.operation, bucket: error.bucket, retryAt: error.retryAt };
   }
@@ -14,7 +18,7 @@ export function podsErrorData(error: unknown): PodsErrorData {
 }
 
 /** The same error again, on this side. */
-export function podsErrorFrom(data: PodsErrorData): Error {
+export function errorFrom(data: AskError): Error {
   const common = { requestId: data.requestId ?? null, details: data.details, operation: data.operation };
   if (data.kind === 'rate_limited') return new PodsRateLimited({ ...common, bucket: data.bucket!, retryAt: data.retryAt!, message: data.message });
   if (data.kind === 'pods') return new PodsError(data.code!, data.status!, data.message, common);
@@ -26,23 +30,25 @@ export function podsErrorFrom(data: PodsErrorData): Error {
 /**
  * The pod client a handler thread sees: each call sent to the receiver's thread, which makes it
  * with the deployment's client (the API key and the buckets never enter the thread). A call's
- * signal stays here: a structured clone cannot carry it, and the call ends by its own time limit.
+ * signal cannot cross: `ask` is given it, and tells the receiver to stop when it fires.
  */
-export function podsOverPort(ask: (op: PodsOperationName, args: unknown[]) => Promise<unknown>): PodsClient {
-  const strip = (o?: { signal?: AbortSignal }) => {
-    if (!o) return o;
-    const { signal: _signal, ...rest } = o;
-    return rest;
-  };
-  return {
-    list: (q, o) => ask('list', [q, strip(o)]) as ReturnType<PodsClient['list']>,
+export function podsOverPort(ask: (name: PodsOperationName, args: unknown[], signal: AbortSignal | undefined) => Promise<unknown>): PodsClient {
+  const client = {
     pages: () => {
       throw new Error('pages are walked by ctx.pods itself, through list');
     },
-    queueAction: (id, a, o) => ask('queueAction', [id, a, strip(o)]) as ReturnType<PodsClient['queueAction']>,
-    actions: (id, o) => ask('actions', [id, strip(o)]),
-    lastResult: (id, o) => ask('lastResult', [id, strip(o)]),
-    mintKey: (id, o) => ask('mintKey', [id, strip(o)]) as ReturnType<PodsClient['mintKey']>,
-    chatTicket: (id, o) => ask('chatTicket', [id, strip(o)]) as ReturnType<PodsClient['chatTicket']>,
-  };
+  } as unknown as Record<string, unknown>;
+  for (const name of PODS_OPERATIONS) {
+    client[name] = (...args: unknown[]) => {
+      const last = args.at(-1) as { signal?: AbortSignal } | undefined;
+      let signal: AbortSignal | undefined;
+      if (last && typeof last === 'object' && 'signal' in last) {
+        const { signal: s, ...rest } = last;
+        signal = s;
+        args = [...args.slice(0, -1), rest];
+      }
+      return ask(name, args, signal);
+    };
+  }
+  return client as unknown as PodsClient;
 }

@@ -1,8 +1,11 @@
-// The messages between the receiver's thread and a handler thread (structured clone: plain data,
-// Dates, Uint8Arrays and Errors cross as they are).
-import type { GateContext } from '../../core/dispatch/handler-runner.js';
-import type { HandlerOutcome, HandlerResult } from '../../core/dispatch/handler-result.js';
+// The messages between the receiver's thread and a handler thread. Per delivery: one `run` there
+// (its body a transferred buffer), one `done` back (every call's result and every log line). Only a
+// call that uses durable steps or `ctx.pods` adds an `ask` and its `answer`.
+import type { HandlerResult } from '../../core/dispatch/handler-result.js';
+import type { HandlerLine } from '../../core/runner/handler-log.js';
+import type { GateContext } from '../../core/runner/handler-runner.js';
 import type { StepRecord } from '../../core/steps/step-record.js';
+import type { StrayKind } from '../call-scope.js';
 
 /** What a handler thread is started with. */
 export interface ThreadData {
@@ -12,71 +15,37 @@ export interface ThreadData {
   entry: string;
   /** tsx's ESM API and the tsconfig to register it with, when the sources are TypeScript. */
   tsx?: { api: string; tsconfig: string };
-  /** LOG_LEVEL: lines below it are not sent to the receiver's thread at all. */
+  /** LOG_LEVEL: lines below it are not made at all. */
   logLevel: string;
   /** Time limit per handler call, unless the handler sets its own. */
   handlerTimeoutMs: number;
   /** STEP_ENCRYPTION_KEY: sensitive step results are sealed in the thread, before they leave it. */
   stepKey: string | null;
-  /**
-   * One Int32 the thread keeps set to the id of the call whose code is running (0: none), so a
-   * thread stuck in a loop tells which call is looping. Each thread has its own.
-   */
-  running?: SharedArrayBuffer;
 }
 
-/** The delivery a call needs, as it crosses: no headers, no lease. */
-export interface ThreadDelivery {
-  eventId: string;
-  eventType: string;
-  signatureT: number;
-  receivedAt: number;
-  attempts: number;
-  body: Uint8Array;
+/** One call of a job as it crosses: the handler by name. */
+export interface CallSpec {
+  handler: string;
+  attempt: number;
+  context?: GateContext;
+  /** The call's span (tracing on), as W3C `traceparent`: the handler's own spans nest under it. */
+  traceParent?: string;
 }
 
-export type ToThread =
-  /** Run one handler call; the thread answers `done` with the same id. */
-  | { t: 'run'; id: number; handler: string; delivery: ThreadDelivery; attempt: number; context?: GateContext; traceParent?: string; claimId?: string }
-  /** The answer to a thread's `pods` request: the call's value, or the error it ended with. */
-  | { t: 'pods'; rid: number; ok: true; value: unknown }
-  | { t: 'pods'; rid: number; ok: false; error: PodsErrorData }
-  /** The answer to a thread's `steps` request. */
-  | { t: 'steps'; rid: number; ok: true; records?: StepRecord[] }
-  | { t: 'steps'; rid: number; ok: false; error: string }
-  /** End the calls of one delivery (its lease was lost) or every call (shutdown) at once; their results are no longer awaited. */
-  | { t: 'abort'; eventId?: string; reason: string }
-  /** Flush what the thread keeps (its spans) and exit. */
-  | { t: 'close' };
+/** A log line of a job's call, by the call's place in the job. */
+export type ThreadLine = HandlerLine & { call: number };
 
-/** A handler call's result as it crosses back (the core's `HandlerResult` without its handler name and attempt, which the receiver knows). */
+/** A call's result as it crosses back: what the receiver does not know already. */
 export type ThreadResult = Omit<HandlerResult, 'handler' | 'attempt' | 'interrupted'>;
 
-export type FromThread =
-  /** The registry loaded: calls may come. */
-  | { t: 'ready' }
-  /** The registry could not be loaded in the thread. */
-  | { t: 'fatal'; error: string }
-  | { t: 'done'; id: number; result: ThreadResult }
-  /** A call of a handler's `ctx.pods`, made by the receiver's thread (which holds the API key and the buckets). */
-  | { t: 'pods'; rid: number; op: PodsOperationName; args: unknown[] }
-  /** A run's durable steps, read or written by the receiver's thread (which holds the store). */
-  | { t: 'steps'; rid: number; op: 'load'; eventId: string; handler: string }
-  | { t: 'steps'; rid: number; op: 'save'; step: StepRecord; claimId: string }
-  /** A log line of a handler (its `log`) or of the thread's runner (`handler run`). */
-  | { t: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg?: string }
-  /**
-   * An exception or rejection nothing caught, left behind by handler code. `id` and `handler`: the
-   * call it came from (its async context), when one can be named; `running`: that call had not
-   * finished, and this error failed it.
-   */
-  | { t: 'stray'; kind: 'uncaught_exception' | 'unhandled_rejection'; error: string; id?: number; handler?: string; running: boolean };
+/** What a thread asks the receiver's thread to do for a call (which holds the store, the API key and the buckets). */
+export type Ask =
+  | { op: 'steps.load'; eventId: string; handler: string }
+  | { op: 'steps.save'; step: StepRecord; claimId: string }
+  | { op: 'pods'; name: string; args: unknown[] };
 
-/** The pod client's calls a thread may ask for (`pages` is walked in the thread, page by page). */
-export type PodsOperationName = 'list' | 'queueAction' | 'actions' | 'lastResult' | 'mintKey' | 'chatTicket';
-
-/** A call's error as it crosses: enough to make the same `PodsError` (or `PodsRateLimited`) again. */
-export interface PodsErrorData {
+/** An ask's failure as it crosses: enough to make the same error again (a `PodsError`, `PodsRateLimited`). */
+export interface AskError {
   kind: 'pods' | 'rate_limited' | 'error';
   name: string;
   message: string;
@@ -88,3 +57,33 @@ export interface PodsErrorData {
   bucket?: string;
   retryAt?: number;
 }
+
+export type ToThread =
+  /** Run one delivery's calls; the thread answers `done` with the same id. */
+  | { t: 'run'; id: number; eventId: string; eventType: string; signatureT: number; receivedAt: number; body: Uint8Array; calls: CallSpec[]; claimId: string }
+  /** The answer to an `ask`. */
+  | { t: 'answer'; rid: number; ok: true; value: unknown }
+  | { t: 'answer'; rid: number; ok: false; error: AskError }
+  /** End the calls of one delivery (its lease was lost) or every call (shutdown) at once; their results are no longer awaited. */
+  | { t: 'abort'; eventId?: string; reason: string }
+  /** Flush what the thread keeps (its spans) and exit. */
+  | { t: 'close' };
+
+export type FromThread =
+  /** The registry loaded: runs may come. */
+  | { t: 'ready' }
+  /** The registry could not be loaded in the thread. */
+  | { t: 'fatal'; error: string }
+  /** A run ended: each call's result in order (or the body could not be parsed), and the lines not sent yet. */
+  | { t: 'done'; id: number; results: ThreadResult[] | null; invalidBody?: string; lines: ThreadLine[] }
+  /** Lines of a run still going, sent about once a second, so a long handler's progress shows as it happens. */
+  | { t: 'lines'; id: number; lines: ThreadLine[] }
+  /** A call asks the receiver's thread for something; `answer` with the same `rid` follows. */
+  | { t: 'ask'; rid: number; run: number; ask: Ask }
+  /** The call that asked ended before its answer came: the receiver stops waiting and sending for it. */
+  | { t: 'cancel'; rid: number }
+  /**
+   * An exception or rejection nothing caught, left behind by handler code: `run`/`handler` the call
+   * it came from, when one can be named; `failedRun`: that call was running, and this error failed it.
+   */
+  | { t: 'stray'; kind: StrayKind; error: string; run?: number; handler?: string; failedRun: boolean };

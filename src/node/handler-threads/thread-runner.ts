@@ -3,13 +3,17 @@ import { Worker } from 'node:worker_threads';
 import { trace } from '@opentelemetry/api';
 import type { Clock } from '../../core/clock.js';
 import type { HandlerResult } from '../../core/dispatch/handler-result.js';
-import type { HandlerCall, HandlerRunner } from '../../core/dispatch/handler-runner.js';
 import type { Logger } from '../../core/observability/logger.js';
-import { formatTraceParent } from '../../core/tracing/trace-parent.js';
-import type { StepJournals } from '../../core/steps/step-journal.js';
+import type { Redact } from '../../core/observability/redact-secrets.js';
 import type { PodsClient } from '../../core/pods/pods-client.js';
-import { podsErrorData } from './pods-over-port.js';
-import type { FromThread, ThreadData, ToThread } from './thread-protocol.js';
+import { callBindings, type CallBindings, type LineWriter } from '../../core/runner/handler-lines.js';
+import type { HandlerJob, HandlerRunner, JobResult } from '../../core/runner/handler-runner.js';
+import type { StepJournals } from '../../core/steps/step-journal.js';
+import { formatTraceParent } from '../../core/tracing/trace-parent.js';
+import { askError } from './pods-over-port.js';
+import { readStuckCall } from './stuck-call.js';
+import { threadEnv } from './thread-env.js';
+import type { Ask, FromThread, ThreadData, ThreadLine, ToThread } from './thread-protocol.js';
 
 /** Why a handler thread was replaced. */
 export type ThreadRestart = 'timeout' | 'out_of_memory' | 'exited' | 'stray_error';
@@ -27,64 +31,80 @@ export interface ThreadRunnerOptions {
   registry: URL;
   /** Threads in the pool (HANDLER_THREADS, at least 1). */
   threads: number;
+  /** The pool's own lines (a thread replaced, a stray error). */
   logger: Logger;
+  /** Writes the handlers' lines that come back from the threads (the receiver's writer: redacted). */
+  lines: LineWriter;
+  /** Hides secrets in what a thread sends as text (a stray error; an ask's failure). */
+  redact: Redact;
   clock: Clock;
-  /** LOG_LEVEL, so a thread sends no line below it. */
+  /** LOG_LEVEL, so a thread makes no line below it. */
   logLevel: string;
   /** Time limit per handler call, unless the handler sets its own. */
   handlerTimeoutMs: number;
   /** Each thread's old-generation heap limit in MB (HANDLER_THREAD_HEAP_MB): beyond it the thread is ended and replaced. */
   heapMb: number;
   /**
-   * How long past a call's time limit its thread may stay silent before it is taken as stuck (a
+   * How long past a run's time limit its thread may stay silent before it is taken as stuck (a
    * synchronous loop: its own timer could not fire) and replaced.
    */
   stuckAfterMs?: number;
   /** Each handler's own time limit, by name (the receiver's copy of the registry). */
   timeoutOf?: (handler: string) => number | undefined;
   observer?: ThreadPoolObserver;
-  /** Where the threads' handler runs keep their durable steps (the store, from this thread). */
+  /** Where the threads' handler runs keep their durable steps (the store, from this thread; errors redacted there). */
   journals?: StepJournals;
   /** The deployment's pod client: the threads' `ctx.pods` calls are made with it, from this thread. */
   pods?: () => Promise<PodsClient>;
   /** STEP_ENCRYPTION_KEY, handed to the threads: sensitive results are sealed there. */
   stepKey?: string | null;
-  /**
-   * Hides secrets in what comes back from a thread: each result's error, and the text fields of
-   * the log lines of its runner and handlers (the thread never sees the stored secrets).
-   */
-  redact?: (text: string) => string;
+  /** The threads' environment (default: this process's without the receiver's secrets, `threadEnv`). */
+  env?: Record<string, string>;
 }
 
 export interface ThreadRunner extends HandlerRunner {
-  /** Starts the threads (the first call starts them too); they load the registry in the background. */
+  /** Starts the threads (the first run starts them too); they load the registry in the background. */
   start(): void;
-  /** Resolves once every thread has loaded the registry (or failed to). */
+  /** Resolves once every thread has loaded the registry; rejects with the error of one that could not. */
   readonly ready: Promise<void>;
+  /** 'ok', or why no handler can run now (no thread could load the registry): readiness reports it. */
+  health(): 'ok' | string;
   /** Threads running now. */
   readonly size: number;
   /** Asks each thread to flush and exit, within `graceMs`, then ends the rest. */
   close(graceMs?: number): Promise<void>;
 }
 
+/** One run sent to a thread: part of a job (the calls at `sent`), its calls' results as they come. */
 interface Pending {
   id: number;
-  call: HandlerCall;
+  job: HandlerJob;
   thread: Thread;
+  /** The job's call indexes this message carries, in the order the thread sees them. */
+  sent: number[];
   started: number;
-  timer: ReturnType<typeof setTimeout>;
-  resolve(result: HandlerResult): void;
+  /** When its thread is overdue: the run's longest time limit past its start, plus `stuckAfterMs`. */
+  stuckAt: number;
+  /** Gives each call's result (by job index) to the job; a call settled once stays settled. */
+  settle(index: number, result: HandlerResult): void;
+  settled(index: number): boolean;
+  invalidBody?: string;
+  /** The signal of this run's asks (a `ctx.pods` call waiting for a token, its request): aborted when the run ends. */
+  asks?: AbortController;
+  /** How many times calls of this job were sent again after their thread got stuck. */
+  resends: number;
+  bindings: (CallBindings | undefined)[];
 }
 
 interface Thread {
   worker: Worker;
   pending: Map<number, Pending>;
   ready: Promise<boolean>;
-  /** Taking no new calls: replaced once its calls are done. */
+  /** Taking no new runs: replaced once its runs are done. */
   retiring: boolean;
   gone: boolean;
-  /** The id of the call whose code the thread runs now (0: none), which it keeps up to date (ThreadData.running). */
-  runningNow: Int32Array;
+  /** The watchdog: one timer, for the earliest `stuckAt` of its runs. */
+  watch?: { at: number; timer: ReturnType<typeof setTimeout> };
 }
 
 const HERE = import.meta.url;
@@ -116,60 +136,59 @@ const { workerData } = require('node:worker_threads');
 })().catch((error) => require('node:worker_threads').parentPort.postMessage({ t: 'fatal', error: String(error && error.stack || error) }));
 `;
 
+/** A run is sent again on a fresh thread at most this often (its thread got stuck on another call's loop). */
+const MAX_RESENDS = 2;
+
 /**
- * Runs handler calls in a pool of worker threads (BullMQ's sandboxed processors and Piscina's
- * pools are the models): the receiver's thread verifies, stores, answers and schedules; each
- * call's payload is parsed, and its handler runs, in a thread. A thread runs many calls at once
- * (handlers mostly wait on I/O); a call goes to the thread with the fewest. A thread stuck past a
- * call's time limit (a synchronous loop), out of heap, or gone is ended and replaced; the call
- * that did it fails (a time-out, "out of memory in handler NAME"), the others it was running are
- * due again at once without counting as an attempt. Errors handler code leaves behind fail the
- * call they came from, or are logged and counted; they never stop the receiver.
+ * Runs handler jobs in a pool of worker threads (BullMQ's sandboxed processors and Piscina's pools
+ * are the models): the receiver's thread verifies, stores, answers and schedules; a thread runs
+ * the core's runner. One message each way per delivery: `run` (the body a transferred buffer)
+ * and `done` (every result and line). A thread runs many jobs at once (handlers mostly wait on
+ * I/O); a job goes to the thread with the fewest calls. A thread silent past a run's time limit
+ * (a synchronous loop) is read through the inspector to name the looping call, which fails as a
+ * time-out; the thread is replaced and the other calls it held are sent again to its successor,
+ * in the same attempt. A thread out of heap, or gone, is replaced and its calls fail. Errors
+ * handler code leaves behind fail the call they came from, or are logged and counted.
  */
 export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
-  const { logger, clock, threads: size, heapMb, observer = {}, stuckAfterMs = 1_000, redact = (text: string) => text } = options;
-  /** A log line's top-level text fields, redacted (an error's message among them). */
-  const redactFields = (fields: Record<string, unknown>) => {
-    for (const [k, v] of Object.entries(fields)) {
-      if (typeof v === 'string') fields[k] = redact(v);
-      else if (v && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string') fields[k] = { ...v, message: redact((v as { message: string }).message) };
-    }
-    return fields;
-  };
+  const { logger, clock, threads: size, heapMb, observer = {}, stuckAfterMs = 1_000, redact } = options;
   const data = threadData(options);
+  const env = options.env ?? threadEnv();
   const pool: Thread[] = [];
   let seq = 0;
   let closing = false;
+  let fatal: string | undefined;
 
   function spawn(): Thread {
-    const running = new SharedArrayBuffer(4);
-    const worker = new Worker(BOOTSTRAP, { eval: true, workerData: { ...data, running }, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
+    const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, env, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
     worker.unref();
     let loaded!: (ok: boolean) => void;
-    const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false, runningNow: new Int32Array(running) };
+    const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
     worker.on('message', (m: FromThread) => {
       switch (m.t) {
         case 'ready':
           unloadableInARow = 0;
+          fatal = undefined;
           return loaded(true);
         case 'fatal':
           return unloadable(thread, m.error, loaded);
         case 'done':
-          return settle(thread.pending.get(m.id), { ...m.result, error: m.result.error === null ? null : redact(m.result.error), interrupted: false });
-        case 'log':
-          return logger[m.level](redactFields(m.fields), m.msg === undefined ? undefined : redact(m.msg));
+          return done(thread, m);
+        case 'lines':
+          return writeLines(thread.pending.get(m.id), m.lines);
+        case 'ask':
+          return void answer(thread, m.rid, thread.pending.get(m.run), m.ask);
+        case 'cancel':
+          asksInFlight.get(m.rid)?.abort(new Error('the call that asked has ended'));
+          return;
         case 'stray':
           return onStray(thread, m);
-        case 'steps':
-          return void answerSteps(thread, m);
-        case 'pods':
-          return void answerPods(thread, m);
       }
     });
     worker.on('error', (error: Error & { code?: string }) => {
       if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') return replace(thread, 'out_of_memory');
-      logger.error({ err: error.message }, 'a handler thread failed');
-      replace(thread, 'exited', `the handler thread failed: ${error.message}`);
+      logger.error({ err: redact(error.message) }, 'a handler thread failed');
+      replace(thread, 'exited', `the handler thread failed: ${redact(error.message)}`);
     });
     worker.on('exit', (code) => {
       loaded(false);
@@ -178,38 +197,152 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     return thread;
   }
 
+  function writeLines(p: Pending | undefined, lines: ThreadLine[]) {
+    if (!p) return;
+    for (const line of lines) {
+      const index = p.sent[line.call];
+      if (index === undefined) continue;
+      const call = p.job.calls[index]!;
+      options.lines((p.bindings[index] ??= callBindings(p.job.delivery, call.handler.name, call.attempt)), line);
+    }
+  }
+
+  function done(thread: Thread, m: Extract<FromThread, { t: 'done' }>) {
+    const p = thread.pending.get(m.id);
+    if (!p) return; // ended already (a time limit on this side, an abort): its late answer is dropped
+    thread.pending.delete(m.id);
+    p.asks?.abort(new Error('the run has ended'));
+    writeLines(p, m.lines);
+    if (m.results === null) {
+      p.invalidBody = m.invalidBody ?? 'invalid body';
+      for (const index of p.sent) p.settle(index, failure(p, index, 'invalid_payload', 'InvalidBody', p.invalidBody));
+    } else {
+      m.results.forEach((r, j) => {
+        const index = p.sent[j]!;
+        const call = p.job.calls[index]!;
+        p.settle(index, { ...r, handler: call.handler.name, attempt: call.attempt, interrupted: false });
+      });
+    }
+    if (thread.retiring && thread.pending.size === 0) replace(thread, 'stray_error');
+  }
+
+  /** Does what a thread's call asks, with this thread's store and pod client, and answers. */
+  const asksInFlight = new Map<number, AbortController>();
+  async function answer(thread: Thread, rid: number, p: Pending | undefined, ask: Ask) {
+    const reply = (message: ToThread) => thread.gone || thread.worker.postMessage(message);
+    const controller = new AbortController();
+    asksInFlight.set(rid, controller);
+    try {
+      if (!p) throw new Error('this run has ended');
+      const signal = AbortSignal.any([(p.asks ??= new AbortController()).signal, controller.signal]);
+      let value: unknown;
+      if (ask.op === 'steps.load' || ask.op === 'steps.save') {
+        if (!options.journals) throw new Error('durable steps need a store: this receiver has none');
+        if (ask.op === 'steps.load') value = await options.journals({ eventId: ask.eventId, handler: ask.handler, claimId: p.job.claimId }).load();
+        else await options.journals({ eventId: ask.step.eventId, handler: ask.step.handler, claimId: ask.claimId }).save(ask.step);
+      } else {
+        if (!options.pods) throw new Error('ctx.pods: this receiver has no pod client');
+        const client = (await options.pods()) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+        const method = client[ask.name];
+        if (typeof method !== 'function') throw new Error(`ctx.pods has no operation ${ask.name}`);
+        // The call's options are its last argument (ctx.pods always passes them): the run's signal goes with them.
+        const args = [...ask.args];
+        args[args.length - 1] = { ...(args.at(-1) as object | undefined), signal };
+        value = await method.apply(client, args);
+      }
+      reply({ t: 'answer', rid, ok: true, value });
+    } catch (error) {
+      const e = askError(error);
+      reply({ t: 'answer', rid, ok: false, error: { ...e, message: redact(e.message) } });
+    } finally {
+      asksInFlight.delete(rid);
+    }
+  }
+
+  function onStray(thread: Thread, m: Extract<FromThread, { t: 'stray' }>) {
+    observer.stray?.(m.kind, m.handler);
+    const fields = { handler: m.handler ?? null, kind: m.kind, err: redact(m.error), run_failed: m.failedRun };
+    if (m.handler !== undefined) {
+      logger.warn(fields, m.failedRun ? 'handler left an error behind: its run failed' : 'handler left an error behind after its run');
+      return;
+    }
+    // Not from any call's context: the thread's state is not known to be sound. New runs go to a
+    // fresh thread; this one is replaced once its runs are done.
+    logger.error(fields, 'error in a handler thread outside any handler call: the thread is replaced');
+    if (!thread.retiring) {
+      thread.retiring = true;
+      pool.push(spawn());
+      if (thread.pending.size === 0) replace(thread, 'stray_error');
+    }
+  }
+
+  function failure(p: Pending, index: number, outcome: HandlerResult['outcome'], errorName: string, error: string): HandlerResult {
+    const call = p.job.calls[index]!;
+    return { handler: call.handler.name, attempt: call.attempt, ok: false, permanent: outcome === 'invalid_payload', interrupted: outcome === 'interrupted', error: `${errorName}: ${error}`, errorName, durationMs: clock() - p.started, outcome };
+  }
+
+  /** The calls of a thread's runs not settled yet, each with its run. */
+  function unsettled(thread: Thread): Array<{ p: Pending; index: number }> {
+    return [...thread.pending.values()].flatMap((p) => p.sent.filter((i) => !p.settled(i)).map((index) => ({ p, index })));
+  }
+
   /**
    * Ends a thread and (unless it was retiring, its successor already started) starts another in
    * its place. Its calls: out of heap or gone, each fails (which one did it is not known); stuck,
-   * the stuck call has failed already and the others are due again at once, no attempt counted.
+   * the looping call has failed already and the others are sent again to a fresh thread.
    */
   function replace(thread: Thread, reason: ThreadRestart, why?: string) {
     if (thread.gone) return;
     thread.gone = true;
+    if (thread.watch) clearTimeout(thread.watch.timer);
     void thread.worker.terminate();
-    const names = [...thread.pending.values()].map((p) => p.call.handler.name);
-    for (const p of [...thread.pending.values()]) {
-      const others = [...new Set(names.filter((n) => n !== p.call.handler.name))];
-      const also = others.length > 0 ? ` (its thread also ran ${others.join(', ')})` : '';
-      if (reason === 'out_of_memory') settle(p, failure(p, 'failed', 'HandlerOutOfMemory', `out of memory in handler ${p.call.handler.name}${also}`));
-      else if (reason === 'exited') settle(p, failure(p, 'failed', 'HandlerThreadError', `${why ?? 'the handler thread exited'} while running ${p.call.handler.name}${also}`));
-      // Cut short by another call's doing: no attempt, due again now.
-      else settle(p, { ...failure(p, 'interrupted', 'HandlerThreadRestarted', `its handler thread was replaced (${reason})`), interrupted: true, waitUntil: clock() });
-    }
+    const left = unsettled(thread);
+    const names = left.map(({ p, index }) => p.job.calls[index]!.handler.name);
+    const runs = [...thread.pending.values()];
+    thread.pending.clear();
     const at = pool.indexOf(thread);
     if (at >= 0) pool.splice(at, 1);
-    if (closing) return;
-    logger.warn({ reason, calls: names.length, handlers: [...new Set(names)] }, 'handler thread replaced');
-    observer.restarted?.(reason);
-    if (!thread.retiring) pool.push(spawn());
+    if (!closing) {
+      logger.warn({ reason, calls: names.length, handlers: [...new Set(names)] }, 'handler thread replaced');
+      observer.restarted?.(reason);
+      if (!thread.retiring) pool.push(spawn());
+    }
+    for (const { p, index } of left) {
+      const name = p.job.calls[index]!.handler.name;
+      const others = [...new Set(names.filter((n) => n !== name))];
+      const also = others.length > 0 ? ` (its thread also ran ${others.join(', ')})` : '';
+      if (reason === 'out_of_memory') p.settle(index, failure(p, index, 'failed', 'HandlerOutOfMemory', `out of memory in handler ${name}${also}`));
+      else if (reason === 'exited') p.settle(index, failure(p, index, 'failed', 'HandlerThreadError', `${why ?? 'the handler thread exited'} while running ${name}${also}`));
+    }
+    for (const p of runs) p.asks?.abort(new Error('its handler thread was replaced'));
+    if (reason !== 'timeout' && reason !== 'stray_error') return;
+    // Cut short by another call's doing: sent again, in the same attempt, to a thread that is not stuck.
+    for (const p of runs) {
+      const again = p.sent.filter((i) => !p.settled(i));
+      if (again.length === 0) continue;
+      if (closing || p.resends >= MAX_RESENDS) {
+        for (const index of again) p.settle(index, { ...failure(p, index, 'interrupted', 'HandlerThreadRestarted', `its handler thread was replaced (${reason})`), waitUntil: clock() });
+        continue;
+      }
+      void resend(p, again);
+    }
+  }
+
+  async function resend(p: Pending, indexes: number[]) {
+    const thread = await pick();
+    if (!thread) {
+      for (const index of indexes) p.settle(index, { ...failure(p, index, 'interrupted', 'HandlerThreadRestarted', 'no handler thread to run it again'), waitUntil: clock() });
+      return;
+    }
+    send({ ...p, id: ++seq, thread, sent: indexes, started: clock(), resends: p.resends + 1, asks: undefined }, undefined);
   }
 
   /** Registry failures in a row in a thread (the receiver's own load of it succeeded). */
   let unloadableInARow = 0;
-  /** The registry could not be loaded in a thread: calls fail meanwhile; another thread is tried later, less often each time. */
+  /** The registry could not be loaded in a thread: runs fail meanwhile; another thread is tried later, less often each time. */
   function unloadable(thread: Thread, error: string, loaded: (ok: boolean) => void) {
-    if (unloadableInARow++ === 0) logger.error({ err: error }, 'a handler thread could not load the handler registry');
-    lastFatal = error;
+    if (unloadableInARow++ === 0) logger.error({ err: redact(error) }, 'a handler thread could not load the handler registry');
+    fatal = error;
     loaded(false);
     thread.gone = true;
     thread.retiring = true;
@@ -219,74 +352,81 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     if (closing) return;
     setTimeout(() => closing || pool.push(spawn()), Math.min(60_000, 500 * 2 ** Math.min(unloadableInARow, 7))).unref();
   }
-  let lastFatal: string | undefined;
-
-  function failure(p: Pending, outcome: HandlerResult['outcome'], errorName: string, error: string): HandlerResult {
-    return { handler: p.call.handler.name, attempt: p.call.attempt, ok: false, permanent: false, interrupted: false, error: `${errorName}: ${error}`, errorName, durationMs: clock() - p.started, outcome };
-  }
-
-  function settle(p: Pending | undefined, result: Omit<HandlerResult, 'handler' | 'attempt'> & Partial<Pick<HandlerResult, 'handler' | 'attempt'>>) {
-    if (!p || !p.thread.pending.delete(p.id)) return; // ended already (time limit, abort): its late answer is dropped
-    clearTimeout(p.timer);
-    if (p.thread.retiring && p.thread.pending.size === 0) replace(p.thread, 'stray_error');
-    p.resolve({ ...result, handler: p.call.handler.name, attempt: p.call.attempt });
-  }
-
-  /** Reads or writes a thread's run's steps in the store, and answers it. */
-  async function answerSteps(thread: Thread, m: Extract<FromThread, { t: 'steps' }>) {
-    const reply = (answer: ToThread) => thread.gone || thread.worker.postMessage(answer);
-    if (!options.journals) return reply({ t: 'steps', rid: m.rid, ok: false, error: 'durable steps need a store: this receiver has none' });
-    try {
-      if (m.op === 'load') reply({ t: 'steps', rid: m.rid, ok: true, records: await options.journals({ eventId: m.eventId, handler: m.handler, claimId: '' }).load() });
-      else {
-        await options.journals({ eventId: m.step.eventId, handler: m.step.handler, claimId: m.claimId }).save(m.step);
-        reply({ t: 'steps', rid: m.rid, ok: true });
-      }
-    } catch (error) {
-      reply({ t: 'steps', rid: m.rid, ok: false, error: redact((error as Error).message) });
-    }
-  }
-
-  /** Makes a thread's `ctx.pods` call with the deployment's client, and answers it. */
-  async function answerPods(thread: Thread, m: Extract<FromThread, { t: 'pods' }>) {
-    const reply = (answer: ToThread) => thread.gone || thread.worker.postMessage(answer);
-    try {
-      if (!options.pods) throw new Error('ctx.pods: this receiver has no pod client');
-      const client = await options.pods();
-      const value = await (client[m.op] as (...args: unknown[]) => Promise<unknown>)(...m.args);
-      reply({ t: 'pods', rid: m.rid, ok: true, value });
-    } catch (error) {
-      const data = podsErrorData(error);
-      reply({ t: 'pods', rid: m.rid, ok: false, error: { ...data, message: redact(data.message) } });
-    }
-  }
-
-  function onStray(thread: Thread, m: Extract<FromThread, { t: 'stray' }>) {
-    observer.stray?.(m.kind, m.handler);
-    const fields = { handler: m.handler ?? null, kind: m.kind, err: redact(m.error), run_failed: m.running };
-    if (m.handler !== undefined) {
-      logger.warn(fields, m.running ? 'handler left an error behind: its run failed' : 'handler left an error behind after its run');
-      return;
-    }
-    // Not from any call's context: the thread's state is not known to be sound. New calls go to a
-    // fresh thread; this one is replaced once its calls are done.
-    logger.error(fields, 'error in a handler thread outside any handler call: the thread is replaced');
-    if (!thread.retiring) {
-      thread.retiring = true;
-      pool.push(spawn());
-      if (thread.pending.size === 0) replace(thread, 'stray_error');
-    }
-  }
 
   async function pick(): Promise<Thread | null> {
     for (;;) {
       const live = pool.filter((t) => !t.retiring && !t.gone);
       if (live.length === 0) return null;
-      const thread = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+      let thread = live[0]!;
+      let least = Infinity;
+      for (const t of live) {
+        let calls = 0;
+        for (const p of t.pending.values()) calls += p.sent.length;
+        if (calls < least) (least = calls), (thread = t);
+      }
       if (await thread.ready) return thread;
       // That one could not load the registry (and is gone): look again.
       if (closing) return null;
     }
+  }
+
+  /** Arms the thread's watchdog for `at`, unless it is armed for earlier already. */
+  function watch(thread: Thread, at: number) {
+    if (thread.watch && thread.watch.at <= at) return;
+    if (thread.watch) clearTimeout(thread.watch.timer);
+    const timer = setTimeout(() => {
+      thread.watch = undefined;
+      const now = clock();
+      let next = Infinity;
+      let overdue = false;
+      for (const p of thread.pending.values()) {
+        if (p.stuckAt <= now) overdue = true;
+        else next = Math.min(next, p.stuckAt);
+      }
+      if (overdue) void stuck(thread);
+      else if (next !== Infinity) watch(thread, next);
+    }, Math.max(0, at - clock()));
+    timer.unref();
+    thread.watch = { at, timer };
+  }
+
+  /**
+   * A run's answer is overdue: the thread has not come back to its loop. The call whose code the
+   * thread runs is named through the inspector and fails as a time-out; the thread is replaced,
+   * and the other calls it held go to its successor. Code of no call (a finished call's timer)
+   * stuck in a loop: nobody is blamed. The thread could not be read: the overdue call is taken as it.
+   */
+  async function stuck(thread: Thread) {
+    if (thread.gone || thread.retiring) return;
+    thread.retiring = true;
+    const culprit = await readStuckCall(thread.worker);
+    if (thread.gone) return;
+    let blamed: { p: Pending; index: number } | undefined;
+    if (culprit) {
+      for (const p of thread.pending.values()) {
+        if (p.job.delivery.eventId !== culprit.eventId) continue;
+        const index = p.sent[culprit.index];
+        if (index !== undefined && !p.settled(index)) blamed = { p, index };
+      }
+    } else if (culprit === undefined) {
+      const now = clock();
+      for (const p of thread.pending.values()) {
+        if (p.stuckAt > now) continue;
+        const index = p.sent.find((i) => !p.settled(i));
+        if (index !== undefined) blamed ??= { p, index };
+      }
+    }
+    if (blamed) {
+      const { p, index } = blamed;
+      const call = p.job.calls[index]!;
+      const timeoutMs = options.timeoutOf?.(call.handler.name) ?? options.handlerTimeoutMs;
+      logger.error({ handler: call.handler.name, event_id: p.job.delivery.eventId, timeout_ms: timeoutMs }, 'handler did not give back its thread after its time limit: the thread is replaced');
+      p.settle(index, failure(p, index, 'timeout', 'HandlerTimeoutError', `timed out after ${timeoutMs} ms (the handler did not give back its thread)`));
+    } else {
+      logger.error({ calls: unsettled(thread).length }, 'code left behind by a finished handler call does not give back its thread: the thread is replaced');
+    }
+    thread.retiring = false;
+    replace(thread, 'timeout');
   }
 
   let started = false;
@@ -296,61 +436,78 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     for (let i = 0; i < Math.max(1, size); i++) pool.push(spawn());
   }
 
-  async function run(call: HandlerCall): Promise<HandlerResult> {
-    start();
-    const started = clock();
-    const thread = await pick();
-    if (!thread) {
-      const base = { handler: call.handler.name, attempt: call.attempt, ok: false, permanent: false, durationMs: 0 } as const;
-      if (closing) return { ...base, interrupted: true, error: 'Error: shutting down', outcome: 'interrupted' };
-      return { ...base, interrupted: false, error: `HandlerThreadError: no handler thread could load the registry: ${lastFatal ?? 'unknown'}`, errorName: 'HandlerThreadError', outcome: 'failed' };
-    }
-    const id = ++seq;
-    const timeoutMs = options.timeoutOf?.(call.handler.name) ?? options.handlerTimeoutMs;
-    // The handler span of the call (tracing on) continues in the thread: the handler's own spans nest under it.
-    const span = trace.getActiveSpan()?.spanContext();
-    const traceParent = span ? (formatTraceParent(span) ?? undefined) : undefined;
-    const d = call.delivery;
-    const message: ToThread = {
-      t: 'run', id, handler: call.handler.name, attempt: call.attempt, context: call.context, traceParent, claimId: call.claimId,
-      delivery: { eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, receivedAt: d.receivedAt, attempts: d.attempts, body: d.body },
-    };
-    return new Promise<HandlerResult>((resolve) => {
-      const p: Pending = {
-        id, call, thread, started, resolve,
-        // The thread's own timer ends the call at its limit; silence well past it means its loop is stuck.
-        timer: setTimeout(() => stuck(p, timeoutMs), timeoutMs + stuckAfterMs),
-      };
-      thread.pending.set(id, p);
-      thread.worker.postMessage(message);
+  /** Posts the calls at `p.sent` to `p.thread`; `traceParents` by job index. */
+  function send(p: Pending, traceParents: (string | undefined)[] | undefined) {
+    const { job } = p;
+    const d = job.delivery;
+    let longest = 0;
+    const calls = p.sent.map((index) => {
+      const c = job.calls[index]!;
+      longest = Math.max(longest, options.timeoutOf?.(c.handler.name) ?? options.handlerTimeoutMs);
+      const tp = traceParents?.[index];
+      return { handler: c.handler.name, attempt: c.attempt, ...(c.context && { context: c.context }), ...(tp && { traceParent: tp }) };
     });
+    p.stuckAt = p.started + longest + stuckAfterMs;
+    p.thread.pending.set(p.id, p);
+    // A copy of the body in a buffer of its own, transferred (not cloned): the receiver keeps its
+    // bytes for a run sent again after a stuck thread.
+    const body = new Uint8Array(d.body);
+    const message: ToThread = { t: 'run', id: p.id, eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, receivedAt: d.receivedAt, body, calls, claimId: job.claimId };
+    p.thread.worker.postMessage(message, [body.buffer]);
+    watch(p.thread, p.stuckAt);
   }
 
-  /**
-   * A call's answer is overdue by `stuckAfterMs`: its thread has not come back to its loop. The
-   * call whose code the thread runs is the one stuck: when that is another call, this one only
-   * waits behind it, and the other's own timer ends it at its own limit (this one is then
-   * interrupted, due again). Code of no pending call (a finished call's timer) stuck in a loop:
-   * the thread is replaced and its calls are due again. Nothing running known: this call is it.
-   */
-  function stuck(p: Pending, timeoutMs: number) {
-    const culpritId = Atomics.load(p.thread.runningNow, 0);
-    if (culpritId !== 0 && culpritId !== p.id) {
-      if (p.thread.pending.has(culpritId)) return;
-      logger.error({ handler: p.call.handler.name, event_id: p.call.delivery.eventId }, 'code left behind by a finished handler call does not give back its thread: the thread is replaced');
-      return replace(p.thread, 'timeout');
+  async function run(job: HandlerJob): Promise<JobResult> {
+    start();
+    const n = job.calls.length;
+    const results: (HandlerResult | undefined)[] = new Array(n);
+    const waiting: ((r: HandlerResult) => void)[] = [];
+    const promises = job.calls.map((_, i) => new Promise<HandlerResult>((resolve) => (waiting[i] = resolve)));
+    // The instruments' wrapper sees each call start (its span) and end; its trace context goes with the call.
+    let traceParents: (string | undefined)[] | undefined;
+    const wrapped = job.wrap
+      ? job.calls.map((call, i) =>
+          job.wrap!(call, job.delivery, () => {
+            const span = trace.getActiveSpan()?.spanContext();
+            (traceParents ??= [])[i] = span ? (formatTraceParent(span) ?? undefined) : undefined;
+            return promises[i]!;
+          }),
+        )
+      : promises;
+    const thread = await pick();
+    if (!thread) {
+      for (let i = 0; i < n; i++) {
+        const base = { handler: job.calls[i]!.handler.name, attempt: job.calls[i]!.attempt, ok: false, permanent: false, durationMs: 0 } as const;
+        waiting[i]!(
+          closing
+            ? { ...base, interrupted: true, error: 'Error: shutting down', outcome: 'interrupted' }
+            : { ...base, interrupted: false, error: `HandlerThreadError: no handler thread could load the registry: ${fatal ?? 'unknown'}`, errorName: 'HandlerThreadError', outcome: 'failed' },
+        );
+      }
+      return { results: await Promise.all(wrapped) };
     }
-    logger.error({ handler: p.call.handler.name, event_id: p.call.delivery.eventId, timeout_ms: timeoutMs }, 'handler did not give back its thread after its time limit: the thread is replaced');
-    settle(p, { ...failure(p, 'timeout', 'HandlerTimeoutError', `timed out after ${timeoutMs} ms (the handler did not give back its thread)`) });
-    replace(p.thread, 'timeout');
+    const p: Pending = {
+      id: ++seq, job, thread, sent: job.calls.map((_, i) => i), started: clock(), stuckAt: 0, resends: 0, bindings: [],
+      settle(index, result) {
+        if (results[index] !== undefined) return;
+        results[index] = result;
+        waiting[index]!(result);
+      },
+      settled: (index) => results[index] !== undefined,
+    };
+    send(p, traceParents);
+    const all = await Promise.all(wrapped);
+    return p.invalidBody !== undefined ? { invalidBody: p.invalidBody } : { results: all };
   }
 
   function abort(eventId: string | undefined, reason: Error) {
     for (const thread of pool) {
       let sent = false;
       for (const p of [...thread.pending.values()]) {
-        if (eventId !== undefined && p.call.delivery.eventId !== eventId) continue;
-        settle(p, { ...failure(p, 'interrupted', reason.name, reason.message), interrupted: true });
+        if (eventId !== undefined && p.job.delivery.eventId !== eventId) continue;
+        thread.pending.delete(p.id);
+        p.asks?.abort(reason);
+        for (const index of p.sent) p.settle(index, { ...failure(p, index, 'interrupted', reason.name, reason.message), error: `${reason.name}: ${reason.message}` });
         if (!sent) thread.worker.postMessage({ t: 'abort', eventId, reason: reason.message } satisfies ToThread);
         sent = true;
       }
@@ -364,8 +521,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     abortAll: (reason) => abort(undefined, reason),
     abortDelivery: (eventId, reason) => abort(eventId, reason),
     get ready() {
-      return Promise.all(pool.map((t) => t.ready)).then(() => undefined);
+      return Promise.all(pool.map((t) => t.ready)).then((loaded) => {
+        if (loaded.some((ok) => !ok) && fatal !== undefined) throw new Error(`a handler thread could not load the handler registry: ${redact(fatal)}`);
+      });
     },
+    health: () => (fatal !== undefined && !pool.some((t) => !t.gone && !t.retiring) ? `no handler thread could load the registry: ${redact(fatal)}` : 'ok'),
     get size() {
       return pool.length;
     },
@@ -374,6 +534,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       const exits = pool.map((t) => new Promise<void>((r) => (t.gone ? r() : t.worker.once('exit', () => r()))));
       for (const t of pool) {
         t.gone = true;
+        if (t.watch) clearTimeout(t.watch.timer);
         t.worker.postMessage({ t: 'close' } satisfies ToThread);
       }
       let timer: ReturnType<typeof setTimeout> | undefined;

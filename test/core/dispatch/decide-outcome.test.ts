@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideOutcome, type OutcomePolicy } from '../../../src/core/dispatch/decide-outcome.js';
-import type { HandlerResult } from '../../../src/core/dispatch/run-handler.js';
+import type { HandlerResult } from '../../../src/core/dispatch/handler-result.js';
 
 const policy: OutcomePolicy = { owner: 'me', maxAttempts: 3, backoff: { baseMs: 1000, maxMs: 60_000, random: () => 0.5 } };
 const now = 1_790_000_000_000;
