@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import pino, { type DestinationStream, type LevelWithSilent } from 'pino';
 import type { Logger } from '../core/observability/logger.js';
 import { redactFields } from '../core/observability/redact.js';
+import { countWork } from '../core/observability/work-count.js';
 
 export interface NodeLoggerOptions {
   level?: LevelWithSilent;
@@ -20,7 +21,7 @@ export function createNodeLogger({ level = 'info', pretty = false, destination }
   const options = {
     level,
     base: { service: 'podhook' },
-    formatters: { log: redactFields, bindings: redactFields },
+    formatters: { log: (fields: Record<string, unknown>) => (countWork('log_line'), redactFields(fields)), bindings: redactFields },
   };
   const logger =
     pretty && !destination
@@ -36,6 +37,7 @@ export function createNodeLogger({ level = 'info', pretty = false, destination }
 function redactChildBindings(logger: pino.Logger): pino.Logger {
   const pinoChild = logger.child;
   logger.child = function child(this: pino.Logger, bindings, options) {
+    countWork('logger_child');
     return pinoChild.call(this, redactFields(bindings), options);
   } as typeof pinoChild;
   return logger;

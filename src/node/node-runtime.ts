@@ -172,8 +172,9 @@ export function createNodeRuntime({
     scope,
     redact,
     onBackfillStarted: () => scheduler.wake(),
-    schedule: setImmediate,
-    deferAdoption: setImmediate,
+    // Looked up when called, so the work-count test sees each one queued.
+    schedule: (flush) => void setImmediate(flush),
+    deferAdoption: (adopt) => void setImmediate(adopt),
     afterAnswer: (work) => void setImmediate(() => void work()),
     onDrift: metrics.onDrift,
     assertUsable: opened.assertUsable,

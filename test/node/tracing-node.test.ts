@@ -27,7 +27,7 @@ const RECORDED_SERVE = ['node', '--import', RECORD_LOADS, BIN, 'serve'];
 const tempDir = useTempDir('podhook-tracing-');
 
 /** Spans leave within ~50 ms of ending instead of the batch processor's default 5 s; retries come at once. */
-const PROMPT = { OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'always_on', RETRY_BASE_MS: '1', RETRY_MAX_MS: '5', DISPATCH_POLL_MS: '20' };
+const PROMPT = { OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'always_on', RETRY_BASE_MS: '1', RETRY_MAX_MS: '5', DISPATCH_POLL_MS: '20', FIXTURE_LEAKED_KEY: TEST_SECRET };
 
 const running: Array<ServerProcess | OtlpReceiver> = [];
 afterEach(async () => {

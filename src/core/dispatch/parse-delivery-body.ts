@@ -1,8 +1,11 @@
+import { countWork } from '../observability/work-count.js';
+
 // ignoreBOM: false is the default, spelled out because workerd's typings require it.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Parses a stored body as handlers see it: strict UTF-8, then JSON. */
 export function parseDeliveryBody(body: Uint8Array): { ok: true; payload: unknown } | { ok: false; error: string } {
+  countWork('body_parse');
   try {
     return { ok: true, payload: JSON.parse(utf8.decode(body)) };
   } catch (error) {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { HandlerDefinition } from '../events/define-handler.js';
+import { countWork } from '../observability/work-count.js';
 
 /** The schemas `podhook schemas` generated, by event type (`RegistryPayloads['schemas']`). */
 export type PayloadSchemaMap = Readonly<Partial<Record<string, z.ZodType>>>;
@@ -32,6 +33,7 @@ export function typedPayloads(schemas: PayloadSchemaMap | undefined, eventType: 
   return (handler) => {
     if (handler.schema) return payloadOf();
     if (parsed === undefined) {
+      countWork('schema_run');
       const check = schema.safeParse(payloadOf());
       parsed = {
         value: check.success

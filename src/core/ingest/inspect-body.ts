@@ -1,5 +1,6 @@
 import type { NewDelivery } from '../delivery.js';
 import { isEventType } from '../events/event-types.js';
+import { countWork } from '../observability/work-count.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -18,6 +19,7 @@ export function inspectBody(eventType: string, body: Uint8Array): Pick<NewDelive
     return { status: 'dead', lastError: 'invalid_utf8: the body is not valid UTF-8' };
   }
   let payload: unknown;
+  countWork('body_parse');
   try {
     payload = JSON.parse(text);
   } catch (error) {

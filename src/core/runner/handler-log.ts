@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger.js';
+import { countWork } from '../observability/work-count.js';
 
 /** The levels a handler's `log` writes at. */
 export type HandlerLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -183,6 +184,6 @@ export function createHandlerLog(sink: LineSink, floor: number, bindings?: Recor
     info: write(1),
     warn: write(2),
     error: write(3),
-    child: (more) => createHandlerLog(sink, floor, { ...bindings, ...(handlerLine('info', undefined, more, undefined).fields) }),
+    child: (more) => (countWork('logger_child'), createHandlerLog(sink, floor, { ...bindings, ...handlerLine('info', undefined, more, undefined).fields })),
   };
 }

@@ -6,6 +6,7 @@ import type { HandlerOutcome, HandlerResult } from '../dispatch/handler-result.j
 import { parseDeliveryBody } from '../dispatch/parse-delivery-body.js';
 import { describeIssues, RefusedPayload, typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 import type { PodsClient } from '../pods/pods-client.js';
+import { countWork } from '../observability/work-count.js';
 import { describeRunError, HandlerSteps, isPermanent, parkRequest, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
 import { createHandlerLog, type LineSink } from './handler-log.js';
 import type { HandlerCall, HandlerJob, JobResult } from './handler-runner.js';
@@ -141,6 +142,7 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
     // Its type's generated schema refused the payload (typed-payload.ts).
     if (payload instanceof RefusedPayload) return refuse(payload.error);
     if (h.schema) {
+      countWork('schema_run');
       const check = h.schema.safeParse(payload);
       if (!check.success) return refuse(`invalid_payload: ${describeIssues(check.error)}`);
       parsed = check.data;

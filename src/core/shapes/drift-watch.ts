@@ -1,4 +1,5 @@
 import type { SchemaDriftFacts } from '../alerts/alert-message.js';
+import { countWork } from '../observability/work-count.js';
 import type { MaintenanceStore } from '../delivery-store.js';
 import type { NewDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
@@ -36,6 +37,7 @@ export function createDriftWatch({ shapes, store, alerts, logger, onDrift }: Dri
     if (status !== 'queued') return undefined;
     let findings: DriftFinding[] | null;
     try {
+      countWork('schema_run');
       findings = check(eventType, payload);
     } catch (error) {
       logger.error({ event_id: eventId, event_type: eventType, err: (error as Error).message }, 'drift check failed');

@@ -16,12 +16,14 @@ import { stepSpans } from '../../core/tracing/step-spans.js';
 import { parseTraceParent } from '../../core/tracing/trace-parent.js';
 import { silentLogger } from '../../core/observability/logger.js';
 import { createNodeCallScope } from '../call-scope.js';
+import { countWork, enableWorkCounts } from '../../core/observability/work-count.js';
 import { startTracing, type RunningTracing } from '../start-tracing.js';
 import { errorFrom, podsOverPort } from './pods-over-port.js';
 import type { Ask, FromThread, ThreadData, ThreadLine, ThreadResult, ToThread } from './thread-protocol.js';
 
 const data = workerData as ThreadData;
 const port = parentPort!;
+if (data.workCounts) countThreadWork(data.workCounts);
 const post = (message: FromThread) => port.postMessage(message);
 const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
@@ -38,18 +40,17 @@ interface Run {
 const runs = new Map<number, Run>();
 const runOf = new Map<string, Run>();
 
-let flushTimer: ReturnType<typeof setTimeout> | undefined;
-/** One timer for the thread, armed while some run holds lines: a long run's lines go out about once a second. */
-function flushSoon() {
-  flushTimer ??= setTimeout(() => {
-    flushTimer = undefined;
-    for (const run of runs.values()) {
-      if (run.lines.length === 0) continue;
-      post({ t: 'lines', id: run.id, lines: run.lines });
-      run.lines = [];
-    }
-  }, FLUSH_LINES_MS);
-  flushTimer.unref?.();
+/**
+ * Lines of runs still going leave about once a second, so a long handler's progress shows as it
+ * happens: one interval for the thread's life, never a timer per run (a run's lines mostly leave
+ * with its `done`).
+ */
+function flushLines() {
+  for (const run of runs.values()) {
+    if (run.lines.length === 0) continue;
+    post({ t: 'lines', id: run.id, lines: run.lines });
+    run.lines = [];
+  }
 }
 
 /** Asks waiting on the receiver's thread, by request id. */
@@ -114,7 +115,6 @@ async function start() {
         if (!run || !runs.has(run.id)) return;
         (line as ThreadLine).call = index;
         run.lines.push(line as ThreadLine);
-        flushSoon();
       };
     },
     scope,
@@ -157,6 +157,7 @@ async function start() {
     }
   }
 
+  setInterval(flushLines, FLUSH_LINES_MS).unref();
   port.on('message', (m: ToThread) => {
     if (m.t === 'run') void run(m);
     else if (m.t === 'answer') {
@@ -186,3 +187,16 @@ function missing(name: string): HandlerDefinition {
 }
 
 void start();
+
+/** The work-count test counts this thread's work too: its counters, and each timer it arms. */
+function countThreadWork(buffer: SharedArrayBuffer) {
+  enableWorkCounts(buffer);
+  const g = globalThis as unknown as Record<'setTimeout' | 'setInterval' | 'setImmediate', (...args: unknown[]) => unknown>;
+  for (const name of ['setTimeout', 'setInterval', 'setImmediate'] as const) {
+    const original = g[name];
+    g[name] = (...args: unknown[]) => {
+      countWork(name === 'setImmediate' ? 'immediate' : 'timer');
+      return original(...args);
+    };
+  }
+}

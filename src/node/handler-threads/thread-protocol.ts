@@ -21,6 +21,8 @@ export interface ThreadData {
   handlerTimeoutMs: number;
   /** STEP_ENCRYPTION_KEY: sensitive step results are sealed in the thread, before they leave it. */
   stepKey: string | null;
+  /** The work-count test's counters (src/core/observability/work-count.ts), when it counts. */
+  workCounts?: SharedArrayBuffer;
 }
 
 /** One call of a job as it crosses: the handler by name. */

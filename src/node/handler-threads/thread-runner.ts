@@ -10,6 +10,7 @@ import { callBindings, type CallBindings, type LineWriter } from '../../core/run
 import type { HandlerJob, HandlerRunner, JobResult } from '../../core/runner/handler-runner.js';
 import type { StepJournals } from '../../core/steps/step-journal.js';
 import { formatTraceParent } from '../../core/tracing/trace-parent.js';
+import { countWork, workCountsBuffer } from '../../core/observability/work-count.js';
 import { askError } from './pods-over-port.js';
 import { readStuckCall } from './stuck-call.js';
 import { threadEnv } from './thread-env.js';
@@ -121,7 +122,7 @@ function threadData(options: ThreadRunnerOptions): ThreadData {
     const api = createRequire(HERE).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs');
     tsx = { api: new URL(`file://${api}`).href, tsconfig: new URL('../../../tsconfig.json', HERE).pathname };
   }
-  return { registry, entry, tsx, logLevel: options.logLevel, handlerTimeoutMs: options.handlerTimeoutMs, stepKey: options.stepKey ?? null };
+  return { registry, entry, tsx, logLevel: options.logLevel, handlerTimeoutMs: options.handlerTimeoutMs, stepKey: options.stepKey ?? null, workCounts: workCountsBuffer() };
 }
 
 /**
@@ -165,6 +166,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     let loaded!: (ok: boolean) => void;
     const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
     worker.on('message', (m: FromThread) => {
+      countWork('message_from_thread');
       switch (m.t) {
         case 'ready':
           unloadableInARow = 0;
@@ -195,6 +197,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       if (!thread.gone) replace(thread, 'exited', `the handler thread exited (code ${code})`);
     });
     return thread;
+  }
+
+  function post(thread: Thread, message: ToThread, transfer?: ArrayBuffer[]) {
+    countWork('message_to_thread');
+    thread.worker.postMessage(message, transfer);
   }
 
   function writeLines(p: Pending | undefined, lines: ThreadLine[]) {
@@ -229,7 +236,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
   /** Does what a thread's call asks, with this thread's store and pod client, and answers. */
   const asksInFlight = new Map<number, AbortController>();
   async function answer(thread: Thread, rid: number, p: Pending | undefined, ask: Ask) {
-    const reply = (message: ToThread) => thread.gone || thread.worker.postMessage(message);
+    const reply = (message: ToThread) => thread.gone || post(thread, message);
     const controller = new AbortController();
     asksInFlight.set(rid, controller);
     try {
@@ -453,7 +460,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     // bytes for a run sent again after a stuck thread.
     const body = new Uint8Array(d.body);
     const message: ToThread = { t: 'run', id: p.id, eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, receivedAt: d.receivedAt, body, calls, claimId: job.claimId };
-    p.thread.worker.postMessage(message, [body.buffer]);
+    post(p.thread, message, [body.buffer]);
     watch(p.thread, p.stuckAt);
   }
 
@@ -508,7 +515,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
         thread.pending.delete(p.id);
         p.asks?.abort(reason);
         for (const index of p.sent) p.settle(index, { ...failure(p, index, 'interrupted', reason.name, reason.message), error: `${reason.name}: ${reason.message}` });
-        if (!sent) thread.worker.postMessage({ t: 'abort', eventId, reason: reason.message } satisfies ToThread);
+        if (!sent) post(thread, { t: 'abort', eventId, reason: reason.message });
         sent = true;
       }
     }
@@ -535,7 +542,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       for (const t of pool) {
         t.gone = true;
         if (t.watch) clearTimeout(t.watch.timer);
-        t.worker.postMessage({ t: 'close' } satisfies ToThread);
+        post(t, { t: 'close' });
       }
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([Promise.all(exits), new Promise((r) => (timer = setTimeout(r, graceMs)))]);

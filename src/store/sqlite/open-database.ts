@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { countWork, workCountsBuffer } from '../../core/observability/work-count.js';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
@@ -32,7 +33,8 @@ export function openDatabase(path: string, { busyTimeoutMs = 2000, migrate: runM
       // SQLite gives -wal and -shm the database file's mode, so creating it 0600 covers all three.
       closeSync(openSync(path, 'a', 0o600));
     }
-    const opened = new Database(path, { timeout: busyTimeoutMs });
+    // With the work-count test's counting on, every statement run is counted (better-sqlite3's `verbose`).
+    const opened = new Database(path, workCountsBuffer() ? { timeout: busyTimeoutMs, verbose: () => countWork('statement') } : { timeout: busyTimeoutMs });
     try {
       opened.pragma('journal_mode = WAL');
     } catch (error) {

@@ -18,7 +18,8 @@ export function openSqliteServerStore(path: string, { logger, busyTimeoutMs }: S
   const health = onDisk ? createStoreHealth({ path, logger }) : undefined;
   // The files are checked with the WAL sync, so nothing is acknowledged into a deleted file.
   const durable = walSync && health ? () => Promise.all([walSync.sync(), health.verify()]).then(() => undefined) : undefined;
-  const store = createSqliteStore(database, { schedule: setImmediate, durable, onCommit: health?.committed });
+  // setImmediate looked up when called, so the work-count test sees each flush queued.
+  const store = createSqliteStore(database, { schedule: (flush) => void setImmediate(flush), durable, onCommit: health?.committed });
 
   // data_version moves when another connection (`podhook secrets add`) commits; read once a turn,
   // as each read is a transaction.

@@ -1,5 +1,6 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import { countWork } from '../../core/observability/work-count.js';
 
 export interface WalSync {
   /** Resolves once everything committed so far is on disk. */
@@ -25,6 +26,7 @@ export function createWalSync(sqlite: Database.Database, databasePath: string): 
           reject(error as Error);
           return;
         }
+        countWork('sync');
         fdatasync(fd, (error) => (error ? reject(error) : resolve()));
       });
     },
