@@ -21,6 +21,8 @@ export function createNodeLogger({ level = 'info', pretty = false, destination }
   const options = {
     level,
     base: { service: 'podhook' },
+    // An error as pino prints one; a handler's line carries its errors as plain data already (`{ type, message, stack }`).
+    serializers: { err: (e: unknown) => (e instanceof Error ? pino.stdSerializers.err(e) : e) },
     formatters: { log: (fields: Record<string, unknown>) => (countWork('log_line'), redactFields(fields)), bindings: redactFields },
   };
   const logger =

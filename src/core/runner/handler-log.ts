@@ -149,16 +149,17 @@ function addField(out: Record<string, unknown>, key: string, value: unknown, bud
  * already plain.
  */
 export function handlerLine(level: HandlerLevel, bindings: Record<string, unknown> | undefined, obj: unknown, msg: unknown): HandlerLine {
-  const budget: Budget = { left: MAX_HANDLER_LINE_CHARS };
-  const fields: Record<string, unknown> = bindings ? { ...bindings } : {};
   // pino's forms: (obj, msg), (msg), (error, msg).
-  let message = msg;
-  if (typeof obj === 'string' && msg === undefined) message = obj;
-  else if (obj instanceof Error) addField(fields, 'err', obj, budget, []);
+  const message = typeof obj === 'string' && msg === undefined ? obj : msg;
+  // The message first, within a quarter of the line: what the line says is never cut for its fields.
+  const text = message === undefined ? undefined : cutText(typeof message === 'string' ? message : String(message), { left: MAX_HANDLER_LINE_CHARS / 4 });
+  const budget: Budget = { left: MAX_HANDLER_LINE_CHARS - (text?.length ?? 0) };
+  const fields: Record<string, unknown> = bindings ? { ...bindings } : {};
+  if (obj instanceof Error) addField(fields, 'err', obj, budget, []);
   else if (typeof obj === 'object' && obj !== null) for (const key of Object.keys(obj)) addField(fields, key, (obj as Record<string, unknown>)[key], budget, [obj]);
-  else if (obj !== undefined) addField(fields, 'value', obj, budget, []);
+  else if (obj !== undefined && typeof obj !== 'string') addField(fields, 'value', obj, budget, []);
   const line: HandlerLine = { level, fields };
-  if (message !== undefined) line.msg = cutText(typeof message === 'string' ? message : String(message), budget);
+  if (text !== undefined) line.msg = text;
   return line;
 }
 
