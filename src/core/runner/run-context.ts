@@ -5,6 +5,7 @@ import type { HandlerSteps, HandlerStepApi } from '../steps/handler-steps.js';
 import { handlerPods } from '../pods/handler-pods.js';
 import type { PodsClient } from '../pods/pods-client.js';
 import type { GateContext } from './handler-runner.js';
+import { StepError } from '../steps/step-errors.js';
 
 /**
  * The context one handler call gets. Its durable steps are made when the handler first asks for
@@ -52,9 +53,10 @@ export class RunContext implements HandlerContext {
     return this.signalOf();
   }
 
-  /** Made when first read, as most handlers never call the service. */
+  /** Made when first read, as most handlers never call the service. A call made once the run ended is refused, as a late step is. */
   get pods(): PodsClient {
-    return (this.podsOf ??= handlerPods(this.podsAccess?.client ?? NO_PODS, {
+    const client = this.podsAccess?.client ?? NO_PODS;
+    return (this.podsOf ??= handlerPods(() => (this.ended ? Promise.reject(afterReturn()) : client()), {
       requestId: () => this.made?.nextRequestId(),
       timeLeftMs: () => this.podsAccess?.timeLeftMs() ?? 0,
       signal: this.signal,
@@ -74,5 +76,7 @@ export class RunContext implements HandlerContext {
     return this.made;
   }
 }
+
+const afterReturn = () => new StepError('step_after_return', 'ctx.pods was called after the handler returned: await every call before returning', true);
 
 const NO_PODS = () => Promise.reject(new Error('ctx.pods: this runner has no pod client (podhook serve and the Worker make one from SVC_BASE_URL and the API key)'));

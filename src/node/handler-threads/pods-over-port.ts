@@ -1,10 +1,8 @@
 import { PodsError, PodsRateLimited } from '../../core/pods/pods-error.js';
 import type { PodsClient } from '../../core/pods/pods-client.js';
+import { PODS_OPERATIONS, type PodsOperationName } from '../../core/pods/pods-operations.js';
 import type { AskError } from './thread-protocol.js';
 
-/** The pod client's operations a thread sends to the receiver's thread (`pages` is walked in the thread, through `list`). */
-export const PODS_OPERATIONS = ['list', 'queueAction', 'actions', 'lastResult', 'mintKey', 'chatTicket'] as const satisfies readonly (keyof PodsClient)[];
-export type PodsOperationName = (typeof PODS_OPERATIONS)[number];
 
 /** An error as it crosses between threads. */
 export function askError(error: unknown): AskError {
