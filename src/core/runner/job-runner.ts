@@ -67,6 +67,9 @@ const NO_JOURNAL = {
 };
 
 const NO_SEAL: StepSeal = {
+  check() {
+    throw new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true);
+  },
   seal: () => Promise.reject(new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true)),
   open: () => Promise.reject(new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true)),
 };
@@ -176,6 +179,9 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
       await call.race(work);
       result.ok = true;
     } catch (error) {
+      // Steps it started and did not await (Promise.all with one that failed first) are waited
+      // for, within the time limit, so each is recorded and none runs again on the retry.
+      if (ctx.steps?.unsettled) await call.race(ctx.steps.settled()).catch(() => {});
       result.error = describeRunError(error);
       if (error instanceof Error) result.errorName = error.name;
       result.interrupted = call.interrupted;

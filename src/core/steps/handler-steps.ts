@@ -75,6 +75,8 @@ export class HandlerSteps implements HandlerStepApi {
   private readonly running = new Set<{ key: string; calls: number }>();
   /** The handler returned (or its call ended): a step asked for now is refused. */
   closed = false;
+  /** Steps asked for and not settled yet (their record read, their function running, their result being saved). */
+  private readonly inflight = new Set<Promise<unknown>>();
   readonly tally: StepTally = { succeeded: 0, failed: 0, replayed: 0 };
 
   constructor(private readonly o: HandlerStepsOptions) {}
@@ -108,7 +110,25 @@ export class HandlerSteps implements HandlerStepApi {
     };
   }
 
-  async step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+  /** Whether a step asked for has not settled yet. */
+  get unsettled(): boolean {
+    return this.inflight.size > 0;
+  }
+
+  /** Resolves once every step asked for so far has settled (recorded, failed or refused). */
+  async settled(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  step<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    const running = this.runStep(name, fn, options);
+    this.inflight.add(running);
+    const forget = () => void this.inflight.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+
+  private async runStep<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions): Promise<T> {
     const { seq, recorded } = await this.next(name, 'step');
     const at = { eventId: this.o.eventId, handler: this.o.handler, seq };
     if (recorded?.state === 'done') {
@@ -117,6 +137,8 @@ export class HandlerSteps implements HandlerStepApi {
       const text = recorded.sensitive ? await this.o.seal.open(recorded.result!, at) : recorded.result!;
       return decodeResult(text) as T;
     }
+    // A sensitive step whose result could not be sealed does not run: its side effect would be lost.
+    if (options.sensitive) this.o.seal.check?.();
     const attempt = (recorded?.attempts ?? 0) + 1;
     const info: StepInfo = { idempotencyKey: await stepIdempotencyKey(this.o.eventId, this.o.handler, seq, name), attempt };
     const started = this.o.clock();

@@ -29,6 +29,8 @@ const boundTo = (eventId: string, handler: string, seq: number) => new TextEncod
 
 /** Seals and opens sensitive step results with AES-256-GCM (Web Crypto: Node, its threads and workerd alike). */
 export interface StepSeal {
+  /** Throws the error a seal would, before a sensitive step's function runs: no side effect for a result that could not be kept. */
+  check?(): void;
   seal(plaintext: string, at: { eventId: string; handler: string; seq: number }): Promise<string>;
   open(sealed: string, at: { eventId: string; handler: string; seq: number }): Promise<string>;
 }
@@ -41,7 +43,15 @@ export function createStepSeal(keyText: string | null | undefined): StepSeal {
   const raw = keyText ? parseStepKey(keyText) : null;
   const missing = () =>
     new StepError('step_key_missing', `a sensitive step needs ${STEP_KEY_VARIABLE} (32 bytes: 64 hex digits or base64) to seal its result`, true);
-  if (!raw) return { seal: () => Promise.reject(missing()), open: () => Promise.reject(missing()) };
+  if (!raw) {
+    return {
+      check() {
+        throw missing();
+      },
+      seal: () => Promise.reject(missing()),
+      open: () => Promise.reject(missing()),
+    };
+  }
   let key: Promise<CryptoKey> | undefined;
   const keyOf = () => (key ??= crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']));
   return {
