@@ -1,6 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { CallScope } from '../core/runner/job-runner.js';
 import type { RunningCall } from '../core/runner/running-call.js';
+import { createAsyncScope, type AsyncScope } from '../runtime/async-scope.js';
 
 /** An exception or a rejection nothing caught, left behind by code. */
 export type StrayKind = 'uncaught_exception' | 'unhandled_rejection';
@@ -19,31 +18,31 @@ export interface Stray {
 export const RUNNING_CALL_KEY = Symbol.for('podhook.runningCall');
 
 /**
- * The call scope of Node (in a handler thread, or in the receiver's thread with
- * HANDLER_THREADS=0): each call's code runs in an `AsyncLocalStorage` context, so an exception a
- * timer of its throws, or a rejection it left unawaited, fails that call as its own throw would
- * (and is told to `onStray`, which logs and counts it). The process's handlers are installed once,
- * by `install`. What no call's context owns is told with no call.
+ * The call scope of Node (in a handler thread, or in the receiver's thread under `podhook serve`
+ * with HANDLER_THREADS=0): each call's code runs in its own async context (src/runtime/async-scope.ts),
+ * so an exception a timer of its throws, or a rejection it left unawaited, fails that call as its
+ * own throw would (and is told to `onStray`, which logs and counts it). The process's handlers are
+ * installed once, by `install`. What no call's context owns is told with no call.
  *
  * While nothing is stuck this costs what `AsyncLocalStorage` costs; nothing more is kept per
  * callback. A watchdog that finds the thread stuck reads `globalThis[RUNNING_CALL_KEY]()` while the
  * thread is paused (the inspector), which names the call whose code loops.
  */
-export function createNodeCallScope(onStray: (stray: Stray) => void): CallScope & { install(): void } {
-  const calls = new AsyncLocalStorage<RunningCall>();
+export function createNodeCallScope(onStray: (stray: Stray) => void): AsyncScope & { install(): void } {
+  const scope = createAsyncScope({ calls: true });
   (globalThis as Record<symbol, unknown>)[RUNNING_CALL_KEY] = () => {
-    const call = calls.getStore();
+    const call = scope.currentCall();
     return call && { eventId: call.eventId, index: call.index };
   };
   const stray = (kind: StrayKind, error: unknown) => {
-    const call = calls.getStore();
+    const call = scope.currentCall();
     const failedRun = call !== undefined && !call.isEnded;
     // Failed as the call's own throw would: its signal fires, its run records the error.
     if (failedRun) call.end(error);
     onStray({ kind, error, call, failedRun });
   };
   return {
-    enter: (call, fn) => calls.run(call, fn),
+    ...scope,
     // A promise left to reject as the code returned is reported at the end of this turn.
     settled: () => new Promise<void>((resolve) => setImmediate(resolve)),
     install() {

@@ -10,6 +10,7 @@ import type { DispatchInstrument } from '../core/dispatch/dispatch-instrument.js
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
 import type { HandlerRunner } from '../core/runner/handler-runner.js';
 import type { CallScope } from '../core/runner/job-runner.js';
+import { createAsyncScope } from './async-scope.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
 import { createRouter, type Router } from '../core/dispatch/router.js';
@@ -169,7 +170,8 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     ...dispatchTuning(config),
     random: parts.random,
     runner: parts.runner,
-    scope: parts.scope,
+    // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
+    scope: parts.scope ?? createAsyncScope(),
     gate: features.gate,
     instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments],
     schedule: parts.schedule,

@@ -1,4 +1,5 @@
 import { and, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { FRESH_SEQ, freshMarker } from '../core/steps/step-record.js';
 import type { BackfillSelection, BackfillStep } from '../core/backfill/backfill-store.js';
 import type { OrderEntry } from '../core/delivery.js';
 import type { QueryDatabase, ReturningQuery, Tables } from './store-backend.js';
@@ -92,13 +93,44 @@ function ledgerRow(tx: Tx, t: Tables, eventId: string, run: { handler: string; s
   ).returning({ eventId: r.eventId });
 }
 
-function freshSteps(tx: Tx, t: Tables, eventId: string, handler: string, when: SQL): ReturningQuery {
+function freshSteps(tx: Tx, t: Tables, eventId: string, handler: string, when: SQL): ReturningQuery[] {
   const { deliveries: d, handlerSteps: st } = t;
-  return tx
-    .delete(st)
-    .where(and(eq(st.eventId, eventId), eq(st.handler, handler), sql`exists (select 1 from ${d} where ${when})`))
-    .returning({ eventId: st.eventId });
+  const marker = freshMarker(eventId, handler, 0);
+  return [
+    tx
+      .delete(st)
+      .where(and(eq(st.eventId, eventId), eq(st.handler, handler), sql`exists (select 1 from ${d} where ${when})`))
+      .returning({ eventId: st.eventId }),
+    // A new generation: the fresh run's idempotency keys are not the old run's.
+    tx
+      .insert(st)
+      .select((qb) =>
+        qb
+          .select({
+            eventId: d.eventId,
+            handler: sql<string>`cast(${handler} as text)`.as('handler'),
+            seq: sql<number>`cast(${FRESH_SEQ} as integer)`.as('seq'),
+            name: sql<string>`cast(${marker.name} as text)`.as('name'),
+            kind: sql<'step'>`cast(${marker.kind} as text)`.as('kind'),
+            state: sql<'done'>`cast(${marker.state} as text)`.as('state'),
+            attempts: sql<number>`cast(1 as integer)`.as('attempts'),
+            result: sql<string>`cast(${marker.result} as text)`.as('result'),
+            sensitive: sql<number>`cast(0 as integer)`.as('sensitive'),
+            resultBytes: sql<null>`null`.as('result_bytes'),
+            error: sql<null>`null`.as('error'),
+            wakeAt: sql<null>`null`.as('wake_at'),
+            startedAt: sql<number>`cast(${marker.startedAt} as bigint)`.as('started_at'),
+            finishedAt: sql<null>`null`.as('finished_at'),
+            durationMs: sql<null>`null`.as('duration_ms'),
+          })
+          .from(d)
+          .where(and(eq(d.eventId, eventId), when)),
+      )
+      .onConflictDoNothing()
+      .returning({ eventId: st.eventId }),
+  ];
 }
+
 
 function orderedRow(tx: Tx, t: Tables, eventId: string, e: OrderEntry, when: SQL): ReturningQuery {
   const { deliveries: d, orderedRuns: o } = t;
@@ -138,7 +170,7 @@ export function backfillStepStatements(tx: Tx, t: Tables, s: BackfillStep): Retu
     for (const run of item.runs) statements.push(ledgerRow(tx, t, item.eventId, run, s.now, when));
     // The handler a backfill runs starts its durable steps fresh (issue 36 §3): a run of it that
     // parked or failed before a deploy dropped it never resumes from what it recorded then.
-    for (const run of item.runs) if (run.status === 'queued') statements.push(freshSteps(tx, t, item.eventId, run.handler, when));
+    for (const run of item.runs) if (run.status === 'queued') statements.push(...freshSteps(tx, t, item.eventId, run.handler, when));
     for (const e of item.order ?? []) statements.push(orderedRow(tx, t, item.eventId, e, when));
     statements.push(
       tx

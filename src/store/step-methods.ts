@@ -1,5 +1,5 @@
-import { and, asc, count, eq, inArray, isNull, min, sql } from 'drizzle-orm';
-import type { StepRecord, StepStore } from '../core/steps/step-record.js';
+import { and, asc, count, eq, gt, inArray, isNull, min, sql } from 'drizzle-orm';
+import { FRESH_SEQ, freshMarker, type StepRecord, type StepStore } from '../core/steps/step-record.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
 type StepRow = StoreBackend['tables']['handlerSteps']['$inferSelect'];
@@ -91,7 +91,8 @@ export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): Step
     },
 
     async stepsOf(eventIds) {
-      const rows = await inChunks(eventIds, (ids) => db.select().from(s).where(inArray(s.eventId, ids)).orderBy(asc(s.eventId), asc(s.handler), asc(s.seq)));
+      // The steps a handler took; a run's generation marker is no step.
+      const rows = await inChunks(eventIds, (ids) => db.select().from(s).where(and(inArray(s.eventId, ids), gt(s.seq, FRESH_SEQ))).orderBy(asc(s.eventId), asc(s.handler), asc(s.seq)));
       return rows.map(toStep);
     },
 
@@ -99,8 +100,13 @@ export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): Step
       const rows = await db
         .delete(s)
         .where(and(eq(s.eventId, eventId), handler === undefined ? undefined : eq(s.handler, handler)))
-        .returning({ eventId: s.eventId });
-      return rows.length;
+        .returning({ seq: s.seq });
+      // A new generation for the handler's fresh run: its steps' idempotency keys are new ones.
+      if (handler !== undefined) {
+        const m = freshMarker(eventId, handler, Date.now());
+        await db.insert(s).values({ ...m, sensitive: 0 });
+      }
+      return rows.filter((r) => Number(r.seq) !== FRESH_SEQ).length;
     },
 
     async parkedRuns(eventIds) {

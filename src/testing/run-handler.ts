@@ -3,6 +3,7 @@ import type { HandlerDefinition, PodEvent } from '../core/events/define-handler.
 import type { HandlerOutcome } from '../core/dispatch/handler-result.js';
 import { createLineWriter } from '../core/runner/handler-lines.js';
 import { createInThisThreadRunner } from '../core/runner/in-this-thread.js';
+import { createAsyncScope } from '../runtime/async-scope.js';
 import { captureLogs, type LogLine } from './capture-logs.js';
 import type { TestSteps } from './test-steps.js';
 
@@ -88,6 +89,8 @@ export async function runHandler(
   const runner = createInThisThreadRunner({
     // Every level, as the handler wrote it: the kit's logs are the test's to read.
     lines: createLineWriter(logger),
+    // Steps know which of them a call comes from, as in podhook serve (nested steps refused, ctx.pods' request ids).
+    scope: createAsyncScope(),
     levelFloor: 0,
     clock: steps ? () => steps.now : () => performance.now(),
     handlerTimeoutMs: timeoutMs ?? handler.timeoutMs ?? DEFAULT_TIMEOUT_MS,

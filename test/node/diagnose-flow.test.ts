@@ -75,7 +75,7 @@ describe("the emulator's whole flow with the example handler diagnose-failed-bac
     // The handler's one action, sent with the step's key as its request id.
     await vi.waitFor(() => expect(t.emu.emulator.queuedActions()).toHaveLength(1), { timeout: 15_000, interval: 50 });
     const [queued] = t.emu.emulator.queuedActions();
-    expect(queued).toMatchObject({ pod_id: t.podId, action: 'diagnose', request_id: await stepIdempotencyKey(eventId, HANDLER, 2, 'queue diagnose') });
+    expect(queued).toMatchObject({ pod_id: t.podId, action: 'diagnose', request_id: await stepIdempotencyKey(eventId, HANDLER, 'queue diagnose') });
     // The emulator's pod.action.queued came back, signed, and podhook stored and handled it.
     await vi.waitFor(() => expect(t.rows("select status from deliveries where event_type = 'pod.action.queued'")).toEqual([{ status: 'processed' }]), { timeout: 10_000, interval: 50 });
     // Log lines come through the process's stdout, after the row is written.

@@ -13,6 +13,14 @@ import type { HandlerCall, HandlerJob, JobResult } from './handler-runner.js';
 import { RunContext } from './run-context.js';
 import { HandlerTimeoutError, RunningCall } from './running-call.js';
 
+/** A step whose function runs: its run's steps, its name and key, and the calls to the service it made so far. */
+export interface StepFrame {
+  owner: object;
+  name: string;
+  key: string;
+  calls: number;
+}
+
 /** What a runner needs for handlers' durable steps. */
 export interface RunnerSteps {
   journals: StepJournals;
@@ -30,7 +38,11 @@ export interface RunnerSteps {
  */
 export interface CallScope {
   /** Runs `fn` (the handler's first synchronous part) as `call`'s code. */
-  enter<T>(call: RunningCall, fn: () => T): T;
+  enter?<T>(call: RunningCall, fn: () => T): T;
+  /** Runs a step's function as that step's code: what it calls (a nested `ctx.step`, `ctx.pods`) knows which step it is in. */
+  inStep?<T>(step: StepFrame, fn: () => T): T;
+  /** The step whose function runs now, in this async context (undefined: none, or no way to tell). */
+  step?(): StepFrame | undefined;
   /** Resolves once an error left behind by code that just finished would have been reported (one turn of the loop). */
   settled?(): Promise<void>;
 }
@@ -73,6 +85,17 @@ const NO_SEAL: StepSeal = {
   seal: () => Promise.reject(new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true)),
   open: () => Promise.reject(new StepError('step_key_missing', 'this runner has no seal for sensitive steps', true)),
 };
+
+/**
+ * The request id prefix of a run's calls to the service outside any step: the delivery, the
+ * handler (FNV-1a of its name) and the attempt, so a call's id is the same for the same call of
+ * the same run and new for the next attempt (the call is made again: it is no step).
+ */
+function runRequestId(eventId: string, handler: string, attempt: number): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < handler.length; i++) h = Math.imul(h ^ handler.charCodeAt(i), 0x01000193);
+  return `${eventId}.${(h >>> 0).toString(16).padStart(8, '0')}.${attempt}`;
+}
 
 /** Calls a handler; a synchronous throw becomes a rejection. */
 function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: HandlerContext): Promise<unknown> {
@@ -167,15 +190,16 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
         seal: steps?.seal ?? NO_SEAL,
         span: steps?.wrapStep,
         replayed: steps?.replayed,
+        scope,
       });
     // A handler that ignores its signal is no longer awaited after its time limit.
     const deadline = started + timeoutMs;
     const log = createHandlerLog(o.lines(job, index), o.levelFloor);
-    const ctx = new RunContext(log, () => call.signal, makeSteps, context, pods && { client: () => pods(delivery.eventId), timeLeftMs: () => deadline - clock() });
+    const ctx = new RunContext(log, () => call.signal, makeSteps, context, pods && { client: () => pods(delivery.eventId), timeLeftMs: () => deadline - clock(), run: runRequestId(delivery.eventId, h.name, attempt) });
     const event = eventOf(delivery, parsed, attempt);
     let failed: HandlerOutcome = 'failed';
     try {
-      const work = scope ? scope.enter(call, () => invoke(h, event, ctx)) : invoke(h, event, ctx);
+      const work = scope?.enter ? scope.enter(call, () => invoke(h, event, ctx)) : invoke(h, event, ctx);
       await call.race(work);
       result.ok = true;
     } catch (error) {

@@ -20,14 +20,20 @@ export class RunContext implements HandlerContext {
   readonly sleep: HandlerStepApi['sleep'];
   readonly sleepUntil: HandlerStepApi['sleepUntil'];
   private podsOf: PodsClient | undefined;
+  /** Calls to the service made outside any step so far. */
+  private outsideCalls = 0;
 
   constructor(
     readonly log: Logger,
     private readonly signalOf: () => AbortSignal,
     makeSteps: () => HandlerSteps,
     context?: GateContext,
-    /** The deployment's pod client, and the handler's time left (the longest a call may wait for its bucket). */
-    private readonly podsAccess?: { client: () => Promise<PodsClient>; timeLeftMs: () => number },
+    /**
+     * The deployment's pod client, the handler's time left (the longest a call may wait for its
+     * bucket), and the run (`<event id>.<handler>.<attempt>`) a call outside any step takes its
+     * request id from.
+     */
+    private readonly podsAccess?: { client: () => Promise<PodsClient>; timeLeftMs: () => number; run: string },
   ) {
     if (context?.order) this.order = context.order;
     const steps = () => {
@@ -57,7 +63,8 @@ export class RunContext implements HandlerContext {
   get pods(): PodsClient {
     const client = this.podsAccess?.client ?? NO_PODS;
     return (this.podsOf ??= handlerPods(() => (this.ended ? Promise.reject(afterReturn()) : client()), {
-      requestId: () => this.made?.nextRequestId(),
+      // Inside a step: the step's key; outside any: the run's, then the call's place in the run.
+      requestId: () => this.made?.nextRequestId() ?? (this.podsAccess ? `${this.podsAccess.run}.${++this.outsideCalls}` : undefined),
       timeLeftMs: () => this.podsAccess?.timeLeftMs() ?? 0,
       signal: this.signal,
     }));

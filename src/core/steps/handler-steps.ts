@@ -4,7 +4,8 @@ import { stepIdempotencyKey } from './idempotency-key.js';
 import type { StepSeal } from './seal.js';
 import { describeRunError, parkRequest, RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
 import type { StepJournal } from './step-journal.js';
-import type { StepRecord } from './step-record.js';
+import { FRESH_SEQ, type StepRecord } from './step-record.js';
+import type { CallScope, StepFrame } from '../runner/job-runner.js';
 import { decodeResult, encodeResult } from './step-result.js';
 
 /** The longest sleep: 30 days. */
@@ -59,20 +60,30 @@ export interface HandlerStepsOptions {
   span?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
   /** Told of each step given back from the record without running (the test kit lists them). */
   replayed?: (name: string, seq: number) => void;
+  /** Where a step's function runs as that step (an `AsyncLocalStorage`): nested steps are refused, and `ctx.pods` inside it takes its key. */
+  scope?: Pick<CallScope, 'inStep' | 'step'>;
 }
 
 
 /**
  * One run's durable steps. Made when the handler first asks for one: a handler without steps
- * reads and writes nothing. Positions are given in call order, so a run that replays finds each
- * step where it was; a recorded step with another name at a position stops the run (`step
- * mismatch`), never mixing old results into new steps.
+ * reads and writes nothing. A step is found again by its name and its occurrence of that name in
+ * the run (the second `step('restart')` is the second one recorded under that name), so steps
+ * run side by side (`Promise.all`) find their records whatever order they reach them in. In code
+ * that runs one step at a time, a recorded step with another name where this one stands stops the
+ * run (`step mismatch`: the handler changed under a recorded run), never mixing old results into
+ * new steps.
  */
 export class HandlerSteps implements HandlerStepApi {
   private records: Promise<StepRecord[]> | undefined;
+  /** Steps asked for so far, in call order (a position, for the mismatch check). */
   private seq = 0;
+  /** Each name's occurrences asked for so far. */
+  private readonly named = new Map<string, number>();
+  /** The recorded positions this run has found or taken. */
+  private readonly taken = new Set<number>();
   /** The steps whose functions run now, each with how many calls to the service it made (their request ids follow its key). */
-  private readonly running = new Set<{ key: string; calls: number }>();
+  private readonly running = new Set<StepFrame>();
   /** The handler returned (or its call ended): a step asked for now is refused. */
   closed = false;
   /** Steps asked for and not settled yet (their record read, their function running, their result being saved). */
@@ -90,17 +101,40 @@ export class HandlerSteps implements HandlerStepApi {
     if (this.closed) throw new StepError('step_after_return', `${kind} "${name}" was asked for after the handler returned: await every step before returning`, true);
   }
 
-  /** The next position, after the checks every step and sleep makes. */
-  private async next(name: string, kind: StepRecord['kind']): Promise<{ seq: number; recorded: StepRecord | undefined }> {
+  /**
+   * The step's record (by name and occurrence) and where it is kept, after the checks every step
+   * and sleep makes; its idempotency key, which follows its name, occurrence and the run's
+   * generation (a fresh run, `replay --fresh` or a backfill, starts a new one).
+   */
+  private async next(name: string, kind: StepRecord['kind']): Promise<{ seq: number; recorded: StepRecord | undefined; key: string }> {
     this.open(name, kind);
     if (this.tally.parkedUntil !== undefined) throw new RunParked(this.tally.parkedUntil);
     if (typeof name !== 'string' || name === '') throw new StepError('step_failed', `a ${kind} needs a name (a non-empty string)`, true);
-    const seq = ++this.seq;
-    const recorded = (await this.load()).find((r) => r.seq === seq);
-    if (recorded && (recorded.name !== name || recorded.kind !== kind)) throw stepMismatch(recorded, name, kind);
+    const nested = this.o.scope?.step?.();
+    if (nested?.owner === this) {
+      throw new StepError('step_nested', `${kind} "${name}" was asked for inside step "${nested.name}": steps do not nest; make it a step of its own, before or after "${nested.name}"`, true);
+    }
+    const occurrence = (this.named.get(name) ?? 0) + 1;
+    this.named.set(name, occurrence);
+    const position = ++this.seq;
+    // Another step of this run is being asked for or running: positions follow timing then, names do not.
+    const alone = this.inflight.size === 0;
+    const records = await this.load();
+    const recorded = records.filter((r) => r.seq > 0 && r.name === name).sort((a, b) => a.seq - b.seq)[occurrence - 1];
+    if (recorded && recorded.kind !== kind) throw stepMismatch(recorded, name, kind);
+    let seq: number;
+    if (recorded) seq = recorded.seq;
+    else {
+      const there = records.find((r) => r.seq === position);
+      if (there && alone && !this.taken.has(position)) throw stepMismatch(there, name, kind);
+      seq = there || this.taken.has(position) ? Math.max(position, ...records.map((r) => r.seq), ...this.taken) + 1 : position;
+    }
+    this.taken.add(seq);
+    const generation = records.find((r) => r.seq === FRESH_SEQ)?.result ?? '';
+    const key = await stepIdempotencyKey(this.o.eventId, this.o.handler, name, occurrence, generation);
     // A step not awaited: the handler may have returned while its records were read.
     this.open(name, kind);
-    return { seq, recorded };
+    return { seq, recorded, key };
   }
 
   private base(seq: number, name: string, kind: StepRecord['kind'], started: number): StepRecord {
@@ -129,7 +163,7 @@ export class HandlerSteps implements HandlerStepApi {
   }
 
   private async runStep<T>(name: string, fn: (info: StepInfo) => T | Promise<T>, options: StepOptions): Promise<T> {
-    const { seq, recorded } = await this.next(name, 'step');
+    const { seq, recorded, key } = await this.next(name, 'step');
     const at = { eventId: this.o.eventId, handler: this.o.handler, seq };
     if (recorded?.state === 'done') {
       this.tally.replayed++;
@@ -140,14 +174,16 @@ export class HandlerSteps implements HandlerStepApi {
     // A sensitive step whose result could not be sealed does not run: its side effect would be lost.
     if (options.sensitive) this.o.seal.check?.();
     const attempt = (recorded?.attempts ?? 0) + 1;
-    const info: StepInfo = { idempotencyKey: await stepIdempotencyKey(this.o.eventId, this.o.handler, seq, name), attempt };
+    const info: StepInfo = { idempotencyKey: key, attempt };
     const started = this.o.clock();
     const record = { ...this.base(seq, name, 'step', started), attempts: attempt, sensitive: options.sensitive === true };
     let value: T;
-    const running = { key: info.idempotencyKey, calls: 0 };
+    const running: StepFrame = { owner: this, name, key, calls: 0 };
     this.running.add(running);
+    const scope = this.o.scope;
     try {
-      const call = () => Promise.resolve().then(() => fn(info));
+      // Its function runs as this step: a nested step is refused, and ctx.pods inside it takes its key.
+      const call = () => Promise.resolve().then(() => (scope?.inStep ? scope.inStep(running, () => fn(info)) : fn(info)));
       value = await (this.o.span ? this.o.span(name, seq, call) : call());
     } catch (error) {
       if (error instanceof RunParked) throw error;
@@ -175,13 +211,19 @@ export class HandlerSteps implements HandlerStepApi {
   }
 
   /**
-   * The request id of the next call to the service from the step running now: its key, then `.2`,
-   * `.3`… for its later calls, the same in every run of the step. Undefined outside a step (or
-   * while several steps run at once: pass `requestId` yourself then).
+   * The request id of the next call to the service from the step whose function calls it: its
+   * key, then `.2`, `.3`… for its later calls, the same in every run of the step, whatever else
+   * runs beside it. Undefined outside a step (and, where no async context tells which step calls,
+   * while several run at once).
    */
   nextRequestId(): string | undefined {
-    if (this.running.size !== 1) return undefined;
-    const c = this.running.values().next().value!;
+    const scope = this.o.scope;
+    let c: StepFrame | undefined;
+    if (scope?.step) {
+      const frame = scope.step();
+      c = frame?.owner === this ? frame : undefined;
+    } else if (this.running.size === 1) c = this.running.values().next().value!;
+    if (!c) return undefined;
     c.calls++;
     return c.calls === 1 ? c.key : `${c.key}.${c.calls}`;
   }

@@ -6,7 +6,7 @@ import type { StepRecord } from './step-record.js';
  */
 export class StepError extends Error {
   constructor(
-    readonly code: 'step_mismatch' | 'step_failed' | 'step_result' | 'step_after_return' | 'step_key_missing' | 'step_sleep',
+    readonly code: 'step_mismatch' | 'step_failed' | 'step_result' | 'step_after_return' | 'step_key_missing' | 'step_sleep' | 'step_nested',
     message: string,
     readonly permanent: boolean,
     options?: { cause?: unknown },

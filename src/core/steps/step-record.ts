@@ -26,6 +26,20 @@ export interface StepRecord {
   durationMs: number | null;
 }
 
+/**
+ * The position of a run's generation marker: `replay --fresh` and a backfill drop a handler's steps
+ * and record a new generation here (its `result`), so the fresh run's idempotency keys are new.
+ */
+export const FRESH_SEQ = 0;
+
+/** A run's generation marker (at `FRESH_SEQ`): a new random generation, recorded when its steps are dropped. */
+export function freshMarker(eventId: string, handler: string, now: number): StepRecord {
+  return {
+    eventId, handler, seq: FRESH_SEQ, name: '(fresh run)', kind: 'step', state: 'done', attempts: 1, result: crypto.randomUUID(), sensitive: false,
+    resultBytes: null, error: null, wakeAt: null, startedAt: now, finishedAt: null, durationMs: null,
+  };
+}
+
 /** A sleeping step of a delivery whose run is parked: which handler, which step, until when. */
 export interface ParkedRun {
   eventId: string;

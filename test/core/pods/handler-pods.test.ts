@@ -58,7 +58,7 @@ describe('ctx.pods from a handler', () => {
     const queued = t.emu.emulator.queuedActions();
     expect(queued).toHaveLength(1);
     const { stepIdempotencyKey } = await import('../../../src/core/steps/index.js');
-    expect(queued[0]).toMatchObject({ action: 'diagnose', request_id: await stepIdempotencyKey(d.eventId, 'diagnose', 1, 'queue diagnose') });
+    expect(queued[0]).toMatchObject({ action: 'diagnose', request_id: await stepIdempotencyKey(d.eventId, 'diagnose', 'queue diagnose') });
   });
 
   it('parks the run after a 429 with retry_after_seconds (its handler\'s time left is shorter), no attempt counted; it resumes after the wait', async () => {
@@ -112,7 +112,7 @@ describe('ctx.pods from a handler', () => {
     const [queued] = t.emu.emulator.queuedActions();
     seen.push(queued!.request_id);
     const { stepIdempotencyKey } = await import('../../../src/core/steps/index.js');
-    expect(seen).toEqual([await stepIdempotencyKey(d.eventId, 'diagnose', 1, 'queue restart')]);
+    expect(seen).toEqual([await stepIdempotencyKey(d.eventId, 'diagnose', 'queue restart')]);
   });
 
   it('waits for its bucket at most half the handler\'s time left: a token due later parks the run before its request is sent, leaving the rest for the request', async () => {
