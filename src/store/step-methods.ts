@@ -77,13 +77,16 @@ export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): Step
       })
       .returning({ eventId: s.eventId }),
   ]);
+  async function loadRunSteps(eventId: string, handler: string) {
+    // A read, outside any transaction: a query built with values is awaited, a prepared one run.
+    const [query] = load(db, { eventId, handler });
+    const rows: StepRow[] = await ('then' in query! ? query : query!.all());
+    const marker = rows.find((r) => Number(r.seq) === FRESH_SEQ);
+    return { steps: rows.filter((r) => r !== marker).map(toStep), generation: marker?.result ?? '' };
+  }
   return {
-    async loadSteps(eventId, handler) {
-      // A read, outside any transaction: a query built with values is awaited, a prepared one run.
-      const [query] = load(db, { eventId, handler });
-      const rows: StepRow[] = await ('then' in query! ? query : query!.all());
-      return rows.map(toStep);
-    },
+    loadSteps: async (eventId, handler) => (await loadRunSteps(eventId, handler)).steps,
+    loadRunSteps,
 
     async saveStep(step, claimId) {
       const [written] = await atomic((tx) => save(tx, { ...step, sensitive: step.sensitive ? 1 : 0, claimId }));

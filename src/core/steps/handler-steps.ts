@@ -4,7 +4,7 @@ import { stepIdempotencyKey } from './idempotency-key.js';
 import type { StepSeal } from './seal.js';
 import { describeRunError, parkRequest, RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
 import type { StepJournal } from './step-journal.js';
-import { FRESH_SEQ, type StepRecord } from './step-record.js';
+import type { RecordedRun, StepRecord } from './step-record.js';
 import type { CallScope, StepFrame } from '../runner/job-runner.js';
 import { decodeResult, encodeResult } from './step-result.js';
 
@@ -75,7 +75,7 @@ export interface HandlerStepsOptions {
  * new steps.
  */
 export class HandlerSteps implements HandlerStepApi {
-  private records: Promise<StepRecord[]> | undefined;
+  private records: Promise<RecordedRun> | undefined;
   /** Steps asked for so far, in call order (a position, for the mismatch check). */
   private seq = 0;
   /** Each name's occurrences asked for so far. */
@@ -119,7 +119,7 @@ export class HandlerSteps implements HandlerStepApi {
     const position = ++this.seq;
     // Another step of this run is being asked for or running: positions follow timing then, names do not.
     const alone = this.inflight.size === 0;
-    const records = await this.load();
+    const { steps: records, generation } = await this.load();
     const recorded = records.filter((r) => r.seq > 0 && r.name === name).sort((a, b) => a.seq - b.seq)[occurrence - 1];
     if (recorded && recorded.kind !== kind) throw stepMismatch(recorded, name, kind);
     let seq: number;
@@ -130,7 +130,6 @@ export class HandlerSteps implements HandlerStepApi {
       seq = there || this.taken.has(position) ? Math.max(position, ...records.map((r) => r.seq), ...this.taken) + 1 : position;
     }
     this.taken.add(seq);
-    const generation = records.find((r) => r.seq === FRESH_SEQ)?.result ?? '';
     const key = await stepIdempotencyKey(this.o.eventId, this.o.handler, name, occurrence, generation);
     // A step not awaited: the handler may have returned while its records were read.
     this.open(name, kind);

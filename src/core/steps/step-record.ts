@@ -40,6 +40,12 @@ export function freshMarker(eventId: string, handler: string, now: number): Step
   };
 }
 
+/** A run's recorded steps and its generation (the idempotency keys follow it). */
+export interface RecordedRun {
+  steps: StepRecord[];
+  generation: string;
+}
+
 /** A sleeping step of a delivery whose run is parked: which handler, which step, until when. */
 export interface ParkedRun {
   eventId: string;
@@ -52,6 +58,8 @@ export interface ParkedRun {
 export interface StepStore {
   /** The recorded steps of one handler's run of one delivery, by position. */
   loadSteps(eventId: string, handler: string): Promise<StepRecord[]>;
+  /** The same, with the run's generation (`FRESH_SEQ`'s marker; '' before any fresh run): what a run reads. */
+  loadRunSteps(eventId: string, handler: string): Promise<RecordedRun>;
   /**
    * Records a step (insert or replace at its position), only while `claimId` holds the delivery:
    * a run that lost its lease records nothing. Resolves whether it was recorded; durable when it

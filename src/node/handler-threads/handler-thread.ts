@@ -11,7 +11,8 @@ import { handlerLevelFloor } from '../../core/runner/handler-log.js';
 import type { CallWrapper, HandlerCall, HandlerJob } from '../../core/runner/handler-runner.js';
 import { createJobRunner } from '../../core/runner/job-runner.js';
 import type { RunningCall } from '../../core/runner/running-call.js';
-import { createStepSeal, type StepJournals, type StepRecord } from '../../core/steps/index.js';
+import { createStepSeal, type StepJournals } from '../../core/steps/index.js';
+import type { RecordedRun } from '../../core/steps/step-record.js';
 import { stepSpans } from '../../core/tracing/step-spans.js';
 import { parseTraceParent } from '../../core/tracing/trace-parent.js';
 import { silentLogger } from '../../core/observability/logger.js';
@@ -77,7 +78,7 @@ function ask(run: Run | undefined, request: Ask, signal?: AbortSignal): Promise<
 
 /** A run's steps, kept by the receiver's thread in the store: each write durable before it answers. */
 const threadJournals: StepJournals = ({ eventId, handler, claimId }) => ({
-  load: async () => ((await ask(runOf.get(eventId), { op: 'steps.load', eventId, handler })) as StepRecord[] | undefined) ?? [],
+  load: async () => ((await ask(runOf.get(eventId), { op: 'steps.load', eventId, handler })) as RecordedRun | undefined) ?? { steps: [], generation: '' },
   save: async (step) => void (await ask(runOf.get(eventId), { op: 'steps.save', step, claimId })),
 });
 
