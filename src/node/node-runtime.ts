@@ -179,7 +179,8 @@ export function createNodeRuntime({
     onDrift: metrics.onDrift,
     assertUsable: opened.assertUsable,
     storeHealth: opened.health,
-    handlersHealth: threads ? () => threads.health() : undefined,
+    // Threads start with the background work: before that (a runtime built but not started) there is nothing to wait for.
+    handlersHealth: threads ? () => (threadsStarted ? threads.health() : 'ok') : undefined,
     onOutcome: metrics.onOutcome,
     onConflict,
     ingestSource: createNodeIngestSource(bodyBudget),
@@ -204,6 +205,7 @@ export function createNodeRuntime({
     wired.prune(createPrunePause({ sleep, now: () => performance.now(), checkpointer: opened.checkpointProgress() }));
 
   const timers: NodeJS.Timeout[] = [];
+  let threadsStarted = false;
   let closed: Promise<void> | undefined;
   return {
     app: wired.app,
@@ -221,6 +223,7 @@ export function createNodeRuntime({
     startBackground() {
       // Handler threads load the registry meanwhile: the first calls wait for them.
       threads?.start();
+      threadsStarted = true;
       // The heartbeat and the poll wait until the store is reached (on PostgreSQL: no error lines meanwhile).
       void opened.ready.then(() => {
         if (closed) return;

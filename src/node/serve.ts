@@ -9,6 +9,8 @@ export interface RunningServer {
   url: string;
   port: number;
   runtime: NodeRuntime;
+  /** Resolves once handlers can run (the handler threads loaded the registry); rejects with the error of a thread that could not. */
+  handlersReady: Promise<void>;
   /**
    * Stops accepting, lets in-flight requests and handlers finish within `graceMs` (default:
    * SHUTDOWN_GRACE_MS), gives back unfinished leases, then closes the database.
@@ -22,17 +24,9 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
   const runtime = createNodeRuntime(options);
   const { server, stopTakingWork } = await listen(runtime, config);
   runtime.startBackground();
-  // A registry the handler threads cannot load (it loaded here) stops the start, with its error.
-  if (runtime.threads) {
-    try {
-      await runtime.threads.ready;
-    } catch (error) {
-      server.close();
-      server.closeAllConnections();
-      await runtime.close(0);
-      throw error;
-    }
-  }
+  // The threads load the registry while the server already takes deliveries (stored, run once they are up).
+  const handlersReady = runtime.threads?.ready ?? Promise.resolve();
+  handlersReady.catch(() => {}); // a caller that does not ask is told through /readyz and the log
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -46,6 +40,7 @@ export async function startServer(options: NodeRuntimeOptions): Promise<RunningS
     url,
     port,
     runtime,
+    handlersReady,
     close(graceMs = config.shutdownGraceMs) {
       closing ??= shutdown(server, stopTakingWork, runtime, config, logger, graceMs);
       return closing;

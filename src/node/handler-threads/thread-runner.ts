@@ -159,6 +159,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
   let seq = 0;
   let closing = false;
   let fatal: string | undefined;
+  /** A thread has loaded the registry: handlers can run. */
+  let loadedOnce = false;
 
   function spawn(): Thread {
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, env, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
@@ -171,6 +173,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
         case 'ready':
           unloadableInARow = 0;
           fatal = undefined;
+          loadedOnce = true;
           return loaded(true);
         case 'fatal':
           return unloadable(thread, m.error, loaded);
@@ -532,7 +535,10 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
         if (loaded.some((ok) => !ok) && fatal !== undefined) throw new Error(`a handler thread could not load the handler registry: ${redact(fatal)}`);
       });
     },
-    health: () => (fatal !== undefined && !pool.some((t) => !t.gone && !t.retiring) ? `no handler thread could load the registry: ${redact(fatal)}` : 'ok'),
+    health: () => {
+      if (fatal !== undefined && !pool.some((t) => !t.gone && !t.retiring)) return `no handler thread could load the registry: ${redact(fatal)}`;
+      return loadedOnce ? 'ok' : 'the handler threads are loading the registry';
+    },
     get size() {
       return pool.length;
     },
