@@ -142,7 +142,8 @@ export function createNodeRuntime({
           heapMb: d.handlerThreadHeapMb,
           timeoutOf: (name) => timeouts.get(name),
           observer: metrics.threads,
-          journals: storeJournals(store, redact),
+          // Waits are kept by the wiring below; a run asks only once it is made.
+          journals: storeJournals(store, redact, { check: (ask, claimId) => wired.waits.check(ask, claimId) }),
           stepKey: config.stepEncryptionKey,
           // Made by the wiring below; a call comes only once it is made.
           pods: () => wired.pods(),

@@ -26,6 +26,8 @@ import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
 import { createStepSeal, storeJournals } from '../core/steps/index.js';
+import { createPodLocator } from '../core/pods/pod-locator.js';
+import { createEventWaits, type EventWaits } from '../core/waits/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
 import type { PodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
@@ -123,6 +125,8 @@ export interface WiredReceiver {
   backfills: BackfillStepper;
   /** The pod client handlers' `ctx.pods` calls go through (made on first use). */
   pods: () => Promise<PodsClient>;
+  /** `ctx.waitForEvent`'s receiver side: runs' waits checked, new deliveries matched against them. */
+  waits: EventWaits;
   alerts: Alerter;
   heartbeat: Heartbeat;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */
@@ -161,6 +165,9 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     span: { name: SPAN.dispatch, owner: parts.owner },
   });
   const { ordering } = features;
+  // ctx.waitForEvent: a wake makes runs due now, and this dispatcher looks at once.
+  const locator = createPodLocator(parts.payloads);
+  const waits = createEventWaits({ store, locator, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake() });
   const dispatcher = createDispatcher({
     store,
     router,
@@ -173,11 +180,11 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
     scope: parts.scope ?? createAsyncScope(),
     gate: features.gate,
-    instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments],
+    instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments, { subscriber: waits.subscriber }],
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
     redact,
-    steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
+    steps: { journals: storeJournals(store, redact, waits), seal: createStepSeal(config.stepEncryptionKey), locator },
     pods,
     levelFloor: handlerLevelFloor(config.logLevel),
   });
@@ -222,6 +229,8 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       // Drift is looked for once the answer is on its way (the ingest contract is unchanged), and
       // only where a shape was learned: other deliveries cost nothing here.
       if (shapes && watchDrift && delivery.status === 'queued' && Object.hasOwn(shapes.types, delivery.eventType)) parts.afterAnswer(() => watchDrift(delivery));
+      // A run may wait for this one (ctx.waitForEvent): one comparison while no run waits.
+      if (waits.mayWake(delivery)) parts.afterAnswer(() => waits.afterStored(delivery).catch((error: unknown) => logger.warn({ err: (error as Error)?.message, event_id: delivery.eventId }, 'waking waiting runs failed')));
     },
   });
   const onOutcome = traced ? traced.outcome(parts.onOutcome) : parts.onOutcome;
@@ -262,6 +271,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     dispatcher,
     backfills,
     pods,
+    waits,
     alerts,
     heartbeat,
     async prune(pause) {

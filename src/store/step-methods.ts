@@ -104,6 +104,8 @@ export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): Step
         .delete(s)
         .where(and(eq(s.eventId, eventId), handler === undefined ? undefined : eq(s.handler, handler)))
         .returning({ seq: s.seq });
+      // Its waits go with its steps: a fresh run waits again.
+      await db.delete(tables.eventWaits).where(and(eq(tables.eventWaits.eventId, eventId), handler === undefined ? undefined : eq(tables.eventWaits.handler, handler)));
       // A new generation for the handler's fresh run: its steps' idempotency keys are new ones.
       if (handler !== undefined) {
         const m = freshMarker(eventId, handler, Date.now());

@@ -6,6 +6,7 @@ import type { HandlerOutcome, HandlerResult } from '../dispatch/handler-result.j
 import { parseDeliveryBody } from '../dispatch/parse-delivery-body.js';
 import { describeIssues, RefusedPayload, typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 import type { PodsClient } from '../pods/pods-client.js';
+import type { PodLocator } from '../pods/pod-locator.js';
 import { countWork } from '../observability/work-count.js';
 import { describeRunError, HandlerSteps, isPermanent, parkRequest, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
 import { createHandlerLog, type LineSink } from './handler-log.js';
@@ -25,6 +26,8 @@ export interface StepFrame {
 export interface RunnerSteps {
   journals: StepJournals;
   seal: StepSeal;
+  /** Where each event type carries its pod id (`ctx.waitForEvent`'s pod): `createPodLocator(payloads)`. */
+  locator?: Pick<PodLocator, 'podIdOf' | 'unknownTypes'>;
   /** Wraps each step's function (an instrument's span under the handler's). */
   wrapStep?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
   /** Told of each step given back from the record without running. */
@@ -191,6 +194,8 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
         span: steps?.wrapStep,
         replayed: steps?.replayed,
         scope,
+        event: { type: delivery.eventType, receivedAt: delivery.receivedAt, payload },
+        locator: steps?.locator,
       });
     // A handler that ignores its signal is no longer awaited after its time limit.
     const deadline = started + timeoutMs;

@@ -1,0 +1,256 @@
+// ctx.waitForEvent on `podhook serve` in this process (SQLite file, HTTP on 127.0.0.1): a run
+// parked until a later delivery about its pod arrives, or its timeout passes (issue 48 §2).
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseConfig } from '../../src/core/config.js';
+import { defineHandler } from '../../src/core/events/define-handler.js';
+import { silentLogger } from '../../src/core/observability/logger.js';
+import { startServer, type RunningServer } from '../../src/node/serve.js';
+import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
+import { dbIn, useTempDir } from '../helpers/temp-dir.js';
+
+const tempDir = useTempDir('podhook-wait-for-event-');
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close(1000);
+});
+
+const ADMIN_TOKEN = 'admin-token-for-the-wait-test-0123456789';
+
+/** What each run of the waiting handler got: its event, and the event its wait resolved with (null at its timeout). */
+interface Seen {
+  id: string;
+  got: string | null;
+  type?: string;
+  pod?: unknown;
+}
+let seen: Seen[] = [];
+/** A run of this waiting delivery waits here before it calls waitForEvent (a match may arrive meanwhile). */
+const holds = new Map<string, Promise<void>>();
+
+const awaitRenewal = defineHandler('pod.renewal_failed', { name: 'awaitRenewal' }, async (event, ctx) => {
+  const payload = event.payload as { timeout?: number | string };
+  await holds.get(event.id);
+  const renewed = await ctx.waitForEvent('renewed', { type: 'pod.renewed', timeout: payload.timeout ?? '1h' });
+  seen.push({ id: event.id, got: renewed?.id ?? null, type: renewed?.type, pod: (renewed?.payload as { pod?: { id?: string } } | undefined)?.pod?.id });
+});
+
+const payloads = { orderFields: { podId: 'pod.id', occurredAt: null } };
+
+async function serve(path = dbIn(tempDir())) {
+  const config = parseConfig({
+    DATABASE_PATH: path,
+    SVC_WEBHOOK_SECRET: TEST_SECRET,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DISPATCH_POLL_MS: '50',
+    ADMIN_TOKEN,
+  });
+  const server = await startServer({ config, logger: silentLogger, handlers: [awaitRenewal], payloads });
+  servers.push(server);
+  const store = server.runtime.store;
+  const post = async (d: SignedDelivery) => {
+    const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { outcome?: string; duplicate?: boolean };
+  };
+  /**
+   * Resolves once the delivery's run is parked at its wait until its timeout (queued, not leased,
+   * its wait recorded, its early look of its own done): only a new delivery's wake runs it sooner.
+   */
+  const parked = (id: string) =>
+    vi.waitFor(
+      async () => {
+        const [run] = await store.parkedRuns([id]);
+        expect(run).toMatchObject({ handler: 'awaitRenewal', step: 'renewed' });
+        const [wait] = await store.waitsOf([id]);
+        expect(wait).toMatchObject({ handler: 'awaitRenewal', name: 'renewed', types: ['pod.renewed'] });
+        expect((await store.get(id))?.nextAttemptAt).toBe(wait!.untilAt);
+        expect(run!.wakeAt).toBe(wait!.untilAt);
+        return { run: run!, wait: wait! };
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+  const processed = (id: string, status = 'processed') => vi.waitFor(async () => expect((await store.get(id))?.status).toBe(status), { timeout: 10_000, interval: 20 });
+  /** A pod.renewed delivery ran (no handler of its own here: ignored). */
+  const ignored = (id: string) => processed(id, 'ignored');
+  const admin = (path: string, body: unknown) =>
+    fetch(`${server.url}/_podhook/api${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { server, store, post, parked, processed, ignored, admin, path };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const failed = (pod: string, timeout?: number | string) => signDelivery({ t: now(), eventType: 'pod.renewal_failed', body: { pod: { id: pod }, n: randomUUID(), ...(timeout !== undefined && { timeout }) } });
+const renewed = (pod: string) => signDelivery({ t: now(), eventType: 'pod.renewed', body: { pod: { id: pod }, n: randomUUID() } });
+
+/** A pod.renewal_failed parked at its wait, then its match: resolves once the waiting run got it. */
+async function waitAndMatch(s: Awaited<ReturnType<typeof serve>>, pod: string) {
+  const waiting = failed(pod);
+  await s.post(waiting);
+  const parked = await s.parked(waiting.eventId);
+  const match = renewed(pod);
+  await s.post(match);
+  await s.processed(waiting.eventId);
+  return { waiting, match, parked };
+}
+
+afterEach(() => {
+  seen = [];
+  holds.clear();
+});
+
+describe('ctx.waitForEvent on SQLite', () => {
+  it('a match that arrives before the timeout wakes the parked run, which gets it (typed, with its payload), and the wait is gone', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const { waiting, match, parked } = await waitAndMatch(s, pod);
+    expect(parked.wait.podId).toBe(pod);
+    // It was parked until its timeout (an hour), after its one early look: the match's ingest woke it.
+    expect(parked.run.wakeAt).toBeGreaterThan(Date.now() + 59 * 60_000);
+    expect(seen).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod }]);
+    expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
+    // The match is recorded as the wait's step: the run links the event that woke it.
+    const [step] = await s.store.stepsOf([waiting.eventId]);
+    expect(step).toMatchObject({ name: 'renewed', kind: 'wait', state: 'done' });
+    expect(JSON.parse(step!.result!).v).toMatchObject({ id: match.eventId, type: 'pod.renewed', payload: { pod: { id: pod } } });
+  });
+
+  it('no match by the timeout: the wait resolves null, and a match arriving later changes nothing', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const waiting = failed(pod, 300);
+    await s.post(waiting);
+    await s.processed(waiting.eventId);
+    expect(seen).toEqual([{ id: waiting.eventId, got: null, type: undefined, pod: undefined }]);
+    const late = renewed(pod);
+    await s.post(late);
+    await s.ignored(late.eventId);
+    expect(seen).toHaveLength(1);
+    expect((await s.store.get(waiting.eventId))?.attempts).toBe(1);
+  });
+
+  it('a match received after the waiting delivery but before the wait began counts', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const waiting = failed(pod);
+    let release!: () => void;
+    holds.set(waiting.eventId, new Promise<void>((resolve) => (release = resolve)));
+    await s.post(waiting);
+    const match = renewed(pod);
+    await s.post(match);
+    // The match is stored before the run asks to wait: no wait exists yet to be woken.
+    expect((await s.store.get(match.eventId))?.status).toBeDefined();
+    expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
+    release();
+    await s.processed(waiting.eventId);
+    expect(seen).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod }]);
+  });
+
+  it('a match received before the waiting delivery is no match: the wait times out', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const earlier = renewed(pod);
+    await s.post(earlier);
+    await s.ignored(earlier.eventId);
+    // Received at least a millisecond later than the match (only later deliveries match).
+    const receivedAt = (await s.store.get(earlier.eventId))!.receivedAt;
+    await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(receivedAt));
+    const waiting = failed(pod, 300);
+    await s.post(waiting);
+    await s.processed(waiting.eventId);
+    expect(seen).toEqual([{ id: waiting.eventId, got: null, type: undefined, pod: undefined }]);
+  });
+
+  it("two waiters on one pod are both woken by one match; a waiter on pod A is not woken by pod B's event", async () => {
+    const s = await serve();
+    const [a, b] = [randomUUID(), randomUUID()];
+    const first = failed(a);
+    const second = failed(a);
+    const onB = failed(b);
+    for (const d of [first, second, onB]) await s.post(d);
+    for (const d of [first, second, onB]) await s.parked(d.eventId);
+    const matchA = renewed(a);
+    await s.post(matchA);
+    await s.processed(first.eventId);
+    await s.processed(second.eventId);
+    expect(seen.map((x) => [x.id, x.got]).sort()).toEqual([[first.eventId, matchA.eventId], [second.eventId, matchA.eventId]].sort());
+    // B's waiter still waits, unwoken, until its own pod's event.
+    const { wait } = await s.parked(onB.eventId);
+    expect(wait.wokenBy).toBeNull();
+    const matchB = renewed(b);
+    await s.post(matchB);
+    await s.processed(onB.eventId);
+    expect(seen.find((x) => x.id === onB.eventId)?.got).toBe(matchB.eventId);
+  });
+
+  it('a duplicate of the matching delivery wakes nothing twice, nor a wait that began after it', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const { waiting, match } = await waitAndMatch(s, pod);
+    const before = await s.store.get(waiting.eventId);
+    // A later failure of the same pod waits in its turn: its match must come after it.
+    const next = failed(pod);
+    await s.post(next);
+    await s.parked(next.eventId);
+    // The sender retries the matching delivery: a duplicate, stored once, and no run wakes for it.
+    await s.post(match);
+    await vi.waitFor(async () => expect((await s.store.get(match.eventId))?.deliveryCount).toBe(2), { timeout: 10_000, interval: 20 });
+    // A pod.renewed of another pod runs after it: by then, the duplicate's wake would have run.
+    const other = renewed(randomUUID());
+    await s.post(other);
+    await s.ignored(other.eventId);
+    const { wait } = await s.parked(next.eventId);
+    expect(wait.wokenBy).toBeNull();
+    expect(seen).toHaveLength(1);
+    expect(await s.store.get(waiting.eventId)).toMatchObject({ status: 'processed', attempts: before!.attempts, processedAt: before!.processedAt });
+  });
+
+  it('a replay of the waiting delivery gets the recorded match back; replay with fresh waits again', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const { waiting, match } = await waitAndMatch(s, pod);
+    // A later match exists now; the replay still gets the one recorded.
+    const later = renewed(pod);
+    await s.post(later);
+    expect((await s.admin('/replay', { event_ids: [waiting.eventId] })).status).toBe(200);
+    await vi.waitFor(() => expect(seen).toHaveLength(2), { timeout: 10_000, interval: 20 });
+    expect(seen[1]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
+    expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
+    // Fresh: the wait runs again, and the first delivery received after the waiting one is its match again.
+    expect((await s.admin('/replay', { event_ids: [waiting.eventId], fresh: true })).status).toBe(200);
+    await vi.waitFor(() => expect(seen).toHaveLength(3), { timeout: 10_000, interval: 20 });
+    expect(seen[2]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
+  });
+
+  it('a restart while runs wait: the match received by the new process wakes each run once', async () => {
+    const first = await serve();
+    const pod = randomUUID();
+    const waiting = [failed(pod), failed(pod)];
+    for (const d of waiting) await first.post(d);
+    for (const d of waiting) await first.parked(d.eventId);
+    await first.server.close(1000);
+    servers.splice(servers.indexOf(first.server), 1);
+    const second = await serve(first.path);
+    const match = renewed(pod);
+    await second.post(match);
+    for (const d of waiting) await second.processed(d.eventId);
+    expect(seen.map((x) => [x.id, x.got]).sort()).toEqual(waiting.map((d) => [d.eventId, match.eventId]).sort());
+  });
+
+  it('waitForEvent without a known pod place is a clear error at the call, naming podhook schemas and orderFields', async () => {
+    const config = parseConfig({ DATABASE_PATH: dbIn(tempDir()), SVC_WEBHOOK_SECRET: TEST_SECRET, HOST: '127.0.0.1', PORT: '0', DISPATCH_POLL_MS: '50', DISPATCH_MAX_ATTEMPTS: '3' });
+    const server = await startServer({ config, logger: silentLogger, handlers: [awaitRenewal] });
+    servers.push(server);
+    const waiting = failed(randomUUID());
+    const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: waiting.headers, body: waiting.body });
+    expect(res.status).toBe(200);
+    // Permanent: retrying cannot help until the place is named, so the delivery is dead at once.
+    await vi.waitFor(async () => expect((await server.runtime.store.get(waiting.eventId))?.status).toBe('dead'), { timeout: 10_000, interval: 20 });
+    const dead = await server.runtime.store.get(waiting.eventId);
+    expect(dead?.attempts).toBe(1);
+    expect(dead?.lastError).toContain('waitForEvent "renewed"');
+    expect(dead?.lastError).toContain('podhook schemas');
+    expect(dead?.lastError).toContain('orderFields');
+    expect(await server.runtime.store.waitsOf([waiting.eventId])).toEqual([]);
+  });
+});
