@@ -3,9 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
-import { defineHandler } from '../../src/core/events/define-handler.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
+import { loadValidRegistry } from '../../src/node/handler-registry.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { awaitRenewal, holds, resetWaitNotes, waitNotes, type WaitNote } from '../fixtures/wait-handlers.js';
+import { WAIT_REGISTRY } from '../fixtures/registry-paths.js';
 import { signDelivery, TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 
@@ -17,36 +21,22 @@ afterEach(async () => {
 
 const ADMIN_TOKEN = 'admin-token-for-the-wait-test-0123456789';
 
-/** What each run of the waiting handler got: its event, and the event its wait resolved with (null at its timeout). */
-interface Seen {
-  id: string;
-  got: string | null;
-  type?: string;
-  pod?: unknown;
-}
-let seen: Seen[] = [];
-/** A run of this waiting delivery waits here before it calls waitForEvent (a match may arrive meanwhile). */
-const holds = new Map<string, Promise<void>>();
-
-const awaitRenewal = defineHandler('pod.renewal_failed', { name: 'awaitRenewal' }, async (event, ctx) => {
-  const payload = event.payload as { timeout?: number | string };
-  await holds.get(event.id);
-  const renewed = await ctx.waitForEvent('renewed', { type: 'pod.renewed', timeout: payload.timeout ?? '1h' });
-  seen.push({ id: event.id, got: renewed?.id ?? null, type: renewed?.type, pod: (renewed?.payload as { pod?: { id?: string } } | undefined)?.pod?.id });
-});
-
 const payloads = { orderFields: { podId: 'pod.id', occurredAt: null } };
 
-async function serve(path = dbIn(tempDir())) {
+/** `podhook serve` in this process with the wait-handlers fixture: in this thread, or (`threads`) in a handler thread loading its module. */
+async function serve(path = dbIn(tempDir()), threads = 0) {
   const config = parseConfig({
     DATABASE_PATH: path,
+    HANDLER_THREADS: String(threads),
     SVC_WEBHOOK_SECRET: TEST_SECRET,
     HOST: '127.0.0.1',
     PORT: '0',
     DISPATCH_POLL_MS: '50',
     ADMIN_TOKEN,
   });
-  const server = await startServer({ config, logger: silentLogger, handlers: [awaitRenewal], payloads });
+  const loaded = threads > 0 ? await loadValidRegistry(WAIT_REGISTRY) : { handlers: [awaitRenewal], payloads, module: undefined };
+  const server = await startServer({ config, logger: silentLogger, handlers: loaded.handlers, payloads: loaded.payloads, handlersModule: loaded.module });
+  await server.handlersReady;
   servers.push(server);
   const store = server.runtime.store;
   const post = async (d: SignedDelivery) => {
@@ -95,9 +85,12 @@ async function waitAndMatch(s: Awaited<ReturnType<typeof serve>>, pod: string) {
 }
 
 afterEach(() => {
-  seen = [];
+  resetWaitNotes();
   holds.clear();
 });
+
+/** What each run of the waiting handler got past its wait with, without the process id. */
+const seenNow = () => waitNotes().map(({ pid: _, ...n }): Omit<WaitNote, 'pid'> => n);
 
 describe('ctx.waitForEvent on SQLite', () => {
   it('a match that arrives before the timeout wakes the parked run, which gets it (typed, with its payload), and the wait is gone', async () => {
@@ -107,7 +100,7 @@ describe('ctx.waitForEvent on SQLite', () => {
     expect(parked.wait.podId).toBe(pod);
     // It was parked until its timeout (an hour), after its one early look: the match's ingest woke it.
     expect(parked.run.wakeAt).toBeGreaterThan(Date.now() + 59 * 60_000);
-    expect(seen).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod }]);
+    expect(seenNow()).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod }]);
     expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
     // The match is recorded as the wait's step: the run links the event that woke it.
     const [step] = await s.store.stepsOf([waiting.eventId]);
@@ -121,11 +114,11 @@ describe('ctx.waitForEvent on SQLite', () => {
     const waiting = failed(pod, 300);
     await s.post(waiting);
     await s.processed(waiting.eventId);
-    expect(seen).toEqual([{ id: waiting.eventId, got: null, type: undefined, pod: undefined }]);
+    expect(seenNow()).toEqual([{ id: waiting.eventId, got: null, type: undefined, pod: undefined }]);
     const late = renewed(pod);
     await s.post(late);
     await s.ignored(late.eventId);
-    expect(seen).toHaveLength(1);
+    expect(seenNow()).toHaveLength(1);
     expect((await s.store.get(waiting.eventId))?.attempts).toBe(1);
   });
 
@@ -143,7 +136,7 @@ describe('ctx.waitForEvent on SQLite', () => {
     expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
     release();
     await s.processed(waiting.eventId);
-    expect(seen).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod }]);
+    expect(seenNow()).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod }]);
   });
 
   it('a match received before the waiting delivery is no match: the wait times out', async () => {
@@ -158,7 +151,7 @@ describe('ctx.waitForEvent on SQLite', () => {
     const waiting = failed(pod, 300);
     await s.post(waiting);
     await s.processed(waiting.eventId);
-    expect(seen).toEqual([{ id: waiting.eventId, got: null, type: undefined, pod: undefined }]);
+    expect(seenNow()).toEqual([{ id: waiting.eventId, got: null, type: undefined, pod: undefined }]);
   });
 
   it("two waiters on one pod are both woken by one match; a waiter on pod A is not woken by pod B's event", async () => {
@@ -173,14 +166,14 @@ describe('ctx.waitForEvent on SQLite', () => {
     await s.post(matchA);
     await s.processed(first.eventId);
     await s.processed(second.eventId);
-    expect(seen.map((x) => [x.id, x.got]).sort()).toEqual([[first.eventId, matchA.eventId], [second.eventId, matchA.eventId]].sort());
+    expect(seenNow().map((x) => [x.id, x.got]).sort()).toEqual([[first.eventId, matchA.eventId], [second.eventId, matchA.eventId]].sort());
     // B's waiter still waits, unwoken, until its own pod's event.
     const { wait } = await s.parked(onB.eventId);
     expect(wait.wokenBy).toBeNull();
     const matchB = renewed(b);
     await s.post(matchB);
     await s.processed(onB.eventId);
-    expect(seen.find((x) => x.id === onB.eventId)?.got).toBe(matchB.eventId);
+    expect(seenNow().find((x) => x.id === onB.eventId)?.got).toBe(matchB.eventId);
   });
 
   it('a duplicate of the matching delivery wakes nothing twice, nor a wait that began after it', async () => {
@@ -201,7 +194,7 @@ describe('ctx.waitForEvent on SQLite', () => {
     await s.ignored(other.eventId);
     const { wait } = await s.parked(next.eventId);
     expect(wait.wokenBy).toBeNull();
-    expect(seen).toHaveLength(1);
+    expect(seenNow()).toHaveLength(1);
     expect(await s.store.get(waiting.eventId)).toMatchObject({ status: 'processed', attempts: before!.attempts, processedAt: before!.processedAt });
   });
 
@@ -213,13 +206,13 @@ describe('ctx.waitForEvent on SQLite', () => {
     const later = renewed(pod);
     await s.post(later);
     expect((await s.admin('/replay', { event_ids: [waiting.eventId] })).status).toBe(200);
-    await vi.waitFor(() => expect(seen).toHaveLength(2), { timeout: 10_000, interval: 20 });
-    expect(seen[1]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
+    await vi.waitFor(() => expect(seenNow()).toHaveLength(2), { timeout: 10_000, interval: 20 });
+    expect(seenNow()[1]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
     expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
     // Fresh: the wait runs again, and the first delivery received after the waiting one is its match again.
     expect((await s.admin('/replay', { event_ids: [waiting.eventId], fresh: true })).status).toBe(200);
-    await vi.waitFor(() => expect(seen).toHaveLength(3), { timeout: 10_000, interval: 20 });
-    expect(seen[2]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
+    await vi.waitFor(() => expect(seenNow()).toHaveLength(3), { timeout: 10_000, interval: 20 });
+    expect(seenNow()[2]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
   });
 
   it('a restart while runs wait: the match received by the new process wakes each run once', async () => {
@@ -234,7 +227,7 @@ describe('ctx.waitForEvent on SQLite', () => {
     const match = renewed(pod);
     await second.post(match);
     for (const d of waiting) await second.processed(d.eventId);
-    expect(seen.map((x) => [x.id, x.got]).sort()).toEqual(waiting.map((d) => [d.eventId, match.eventId]).sort());
+    expect(seenNow().map((x) => [x.id, x.got]).sort()).toEqual(waiting.map((d) => [d.eventId, match.eventId]).sort());
   });
 
   it('waitForEvent without a known pod place is a clear error at the call, naming podhook schemas and orderFields', async () => {
@@ -252,5 +245,22 @@ describe('ctx.waitForEvent on SQLite', () => {
     expect(dead?.lastError).toContain('podhook schemas');
     expect(dead?.lastError).toContain('orderFields');
     expect(await server.runtime.store.waitsOf([waiting.eventId])).toEqual([]);
+  });
+});
+
+describe('ctx.waitForEvent in a handler thread', () => {
+  it('the wait is asked of the receiver thread: parked, woken by the match, the match handed back into the thread', async () => {
+    const dir = tempDir();
+    const record = join(dir, 'waits.jsonl');
+    process.env.RECORD_FILE = record;
+    try {
+      const s = await serve(dbIn(dir), 1);
+      const pod = randomUUID();
+      const { waiting, match } = await waitAndMatch(s, pod);
+      const lines = readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as WaitNote);
+      expect(lines).toEqual([{ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod, pid: process.pid }]);
+    } finally {
+      delete process.env.RECORD_FILE;
+    }
   });
 });
