@@ -16,6 +16,7 @@ import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
 import { receiverRedactor } from '../core/observability/redact-secrets.js';
 import { storeJournals } from '../core/steps/index.js';
+import { createWaitMetrics } from '../core/waits/index.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createBodyBudget } from '../http/body-budget.js';
 import { errorBody, type PodhookApp } from '../http/create-app.js';
@@ -124,6 +125,7 @@ export function createNodeRuntime({
   };
 
   const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
+  const waitMetrics = createWaitMetrics(metrics.registry, store, { clock });
   const redact = receiverRedactor(config, secrets);
   const threadCount = d.handlerThreads ?? defaultHandlerThreads();
   const timeouts = new Map(handlers.flatMap((h) => (h.timeoutMs === undefined ? [] : [[h.name, h.timeoutMs] as const])));
@@ -183,6 +185,7 @@ export function createNodeRuntime({
     // Threads start with the background work: before that (a runtime built but not started) there is nothing to wait for.
     handlersHealth: threads ? () => (threadsStarted ? threads.health() : 'ok') : undefined,
     onOutcome: metrics.onOutcome,
+    onWait: waitMetrics.observe,
     onConflict,
     ingestSource: createNodeIngestSource(bodyBudget),
     customize,

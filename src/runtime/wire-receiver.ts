@@ -27,7 +27,7 @@ import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
 import { createStepSeal, storeJournals } from '../core/steps/index.js';
 import { createPodLocator } from '../core/pods/pod-locator.js';
-import { createEventWaits, type EventWaits } from '../core/waits/index.js';
+import { createEventWaits, type EventWaits, type WaitOutcome } from '../core/waits/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
 import type { PodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
@@ -100,6 +100,8 @@ export interface ReceiverParts {
   storeHealth?: () => 'ok' | string;
   /** `/readyz`'s check that handlers can run (Node's handler threads). */
   handlersHealth?: () => 'ok' | string;
+  /** Told how each ctx.waitForEvent ended, and of each run a delivery woke (Node's metrics). */
+  onWait?: (outcome: WaitOutcome) => void;
   /** Observes each ingest answer (Node's metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Observes each delivery quarantined as a conflict (besides its alert). */
@@ -167,7 +169,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { ordering } = features;
   // ctx.waitForEvent: a wake makes runs due now, and this dispatcher looks at once.
   const locator = createPodLocator(parts.payloads);
-  const waits = createEventWaits({ store, locator, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake() });
+  const waits = createEventWaits({ store, locator, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake(), observe: parts.onWait });
   const dispatcher = createDispatcher({
     store,
     router,

@@ -1,4 +1,4 @@
-import { and, asc, eq, exists, gt, inArray, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, exists, gt, inArray, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
 import type { EventWaitStore, WaitRow } from '../core/waits/wait-store.js';
 import { inChunks, type StoreBackend } from './store-backend.js';
 
@@ -76,6 +76,11 @@ export function waitMethods({ db, tables, atomic, byteOrder }: StoreBackend): Ev
           .orderBy(asc(d.receivedAt), asc(id))
           .limit(limit)
       ).map((r) => ({ ...r, signatureT: Number(r.signatureT), receivedAt: Number(r.receivedAt) }));
+    },
+
+    async countWaits() {
+      const [row] = await db.select({ n: count() }).from(w);
+      return Number(row?.n ?? 0);
     },
 
     async anyWaits() {

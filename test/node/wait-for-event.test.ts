@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/core/config.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
 import { loadValidRegistry } from '../../src/node/handler-registry.js';
+import { runMain } from '../cli/run-main.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { awaitRenewal, holds, resetWaitNotes, waitNotes, type WaitNote } from '../fixtures/wait-handlers.js';
@@ -64,9 +65,16 @@ async function serve(path = dbIn(tempDir()), threads = 0) {
   const processed = (id: string, status = 'processed') => vi.waitFor(async () => expect((await store.get(id))?.status).toBe(status), { timeout: 10_000, interval: 20 });
   /** A pod.renewed delivery ran (no handler of its own here: ignored). */
   const ignored = (id: string) => processed(id, 'ignored');
+  const get = (path: string) => fetch(`${server.url}/_podhook${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   const admin = (path: string, body: unknown) =>
     fetch(`${server.url}/_podhook/api${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { server, store, post, parked, processed, ignored, admin, path };
+  /** A metric's value on /metrics (0 when it has no such line). */
+  const metric = async (line: string) => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+    return found === undefined ? 0 : Number(found.slice(line.length + 1));
+  };
+  return { server, store, post, parked, processed, ignored, admin, get, metric, path };
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -108,6 +116,44 @@ describe('ctx.waitForEvent on SQLite', () => {
     expect(JSON.parse(step!.result!).v).toMatchObject({ id: match.eventId, type: 'pod.renewed', payload: { pod: { id: pod } } });
   });
 
+  it('seen: the admin API, the inspector and podhook deliveries show what a run waits for and until when, then the event that woke it', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const waiting = failed(pod);
+    await s.post(waiting);
+    const { wait } = await s.parked(waiting.eventId);
+    const until = new Date(wait.untilAt).toISOString();
+    const one = (await (await s.get(`/api/deliveries/${waiting.eventId}`)).json()) as { runs: { parked: unknown; steps: unknown[] }[] };
+    expect(one.runs.at(-1)!.parked).toEqual({ step: 'renewed', wake_at: until, waiting_for: { types: ['pod.renewed'], pod_id: pod } });
+    const list = (await (await s.get('/api/deliveries')).json()) as { deliveries: { event_id: string; parked: unknown }[] };
+    expect(list.deliveries.find((r) => r.event_id === waiting.eventId)?.parked).toEqual({ handler: 'awaitRenewal', step: 'renewed', wake_at: until, waiting_for: { types: ['pod.renewed'], pod_id: pod } });
+    const page = await (await s.get(`/deliveries/${waiting.eventId}`)).text();
+    expect(page).toContain(`waiting at <code>renewed</code> for pod.renewed of pod <code>${pod}</code> until`);
+    const cli = await runMain(['deliveries'], { DATABASE_PATH: s.path });
+    expect(cli.code).toBe(0);
+    const header = cli.stdout.split('\n')[0]!;
+    expect(header).toMatch(/status .*wake_at .*waiting_for/);
+    const row = cli.stdout.split('\n').find((l) => l.includes('pod.renewal_failed'))!;
+    expect(row).toMatch(/ waiting /);
+    expect(row).toContain(until);
+    expect(row).toContain(`pod.renewed of ${pod.slice(0, 8)}`);
+    expect(await s.metric('podhook_waiting_runs')).toBe(1);
+
+    const match = renewed(pod);
+    await s.post(match);
+    await s.processed(waiting.eventId);
+    const after = (await (await s.get(`/api/deliveries/${waiting.eventId}`)).json()) as { runs: { parked: unknown; steps: { name: string; matched_event_id: string | null }[] }[] };
+    expect(after.runs.at(-1)!.parked).toBeNull();
+    expect(after.runs.at(-1)!.steps).toMatchObject([{ name: 'renewed', kind: 'wait', state: 'done', matched_event_id: match.eventId }]);
+    // The run links the delivery that woke it; its payload is not shown.
+    const done = await (await s.get(`/deliveries/${waiting.eventId}`)).text();
+    expect(done).toContain(`woken by <a href="/_podhook/deliveries/${match.eventId}">`);
+    expect(JSON.stringify(after)).not.toContain('"payload"');
+    expect(await s.metric('podhook_event_waits_total{outcome="woken"}')).toBe(1);
+    expect(await s.metric('podhook_event_waits_total{outcome="matched"}')).toBe(1);
+    expect(await s.metric('podhook_event_waits_total{outcome="timed_out"}')).toBe(0);
+  });
+
   it('no match by the timeout: the wait resolves null, and a match arriving later changes nothing', async () => {
     const s = await serve();
     const pod = randomUUID();
@@ -120,6 +166,8 @@ describe('ctx.waitForEvent on SQLite', () => {
     await s.ignored(late.eventId);
     expect(seenNow()).toHaveLength(1);
     expect((await s.store.get(waiting.eventId))?.attempts).toBe(1);
+    expect(await s.metric('podhook_event_waits_total{outcome="timed_out"}')).toBe(1);
+    expect(await s.metric('podhook_event_waits_total{outcome="woken"}')).toBe(0);
   });
 
   it('a match received after the waiting delivery but before the wait began counts', async () => {
@@ -205,12 +253,15 @@ describe('ctx.waitForEvent on SQLite', () => {
     // A later match exists now; the replay still gets the one recorded.
     const later = renewed(pod);
     await s.post(later);
-    expect((await s.admin('/replay', { event_ids: [waiting.eventId] })).status).toBe(200);
+    expect(await (await s.admin('/replay', { event_ids: [waiting.eventId] })).json()).toEqual({ replayed: 1 });
     await vi.waitFor(() => expect(seenNow()).toHaveLength(2), { timeout: 10_000, interval: 20 });
     expect(seenNow()[1]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
     expect(await s.store.waitsOf([waiting.eventId])).toEqual([]);
+    // Its outcome recorded (a replay of a delivery a dispatcher still holds is refused).
+    await s.processed(waiting.eventId);
     // Fresh: the wait runs again, and the first delivery received after the waiting one is its match again.
-    expect((await s.admin('/replay', { event_ids: [waiting.eventId], fresh: true })).status).toBe(200);
+    const fresh = await s.admin('/replay', { event_ids: [waiting.eventId], fresh: true });
+    expect(await fresh.json()).toEqual({ replayed: 1 });
     await vi.waitFor(() => expect(seenNow()).toHaveLength(3), { timeout: 10_000, interval: 20 });
     expect(seenNow()[2]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
   });

@@ -52,6 +52,8 @@ export interface ParkedRun {
   handler: string;
   step: string;
   wakeAt: number;
+  /** A run parked at `ctx.waitForEvent`: the types it waits for and the pod (its timeout is `wakeAt`); absent at a sleep. */
+  waitingFor?: { types: string[]; podId: string };
 }
 
 /** The store's side of durable steps (a role of `DeliveryStore`). */

@@ -19,15 +19,12 @@ export interface EventWaitsOptions {
   refreshMs: number;
   /** Runs were made due now (a match arrived): the dispatcher should look. */
   onWoken?: () => void;
+  /** Told how each wait ended here, and of each run a new delivery woke (/metrics). */
+  observe?: (outcome: WaitOutcome) => void;
 }
 
-/** How waits ended, for /metrics. */
-export interface WaitCounts {
-  matched: number;
-  timedOut: number;
-  /** Runs a new delivery made due (an ingest's wake). */
-  woken: number;
-}
+/** A wait matched or timed out (in the run that looked), or a run was woken by a new delivery's ingest. */
+export type WaitOutcome = 'matched' | 'timed_out' | 'woken';
 
 /** The receiver's side of `ctx.waitForEvent`: a run's wait checked, new deliveries matched against waits, parked runs woken. */
 export interface EventWaits {
@@ -39,7 +36,6 @@ export interface EventWaits {
   afterStored(delivery: NewDelivery): Promise<void>;
   /** Watches outcomes: a run that parked while a match woke it (it still held the lease) is made due now. */
   subscriber: DispatchSubscriber;
-  readonly counts: WaitCounts;
   readonly flag: WaitersFlag;
 }
 
@@ -51,9 +47,8 @@ function decode(body: Uint8Array): unknown {
   }
 }
 
-export function createEventWaits({ store, locator, clock, refreshMs, onWoken }: EventWaitsOptions): EventWaits {
+export function createEventWaits({ store, locator, clock, refreshMs, onWoken, observe }: EventWaitsOptions): EventWaits {
   const flag = createWaitersFlag({ anyWaits: () => store.anyWaits(), clock, refreshMs });
-  const counts: WaitCounts = { matched: 0, timedOut: 0, woken: 0 };
 
   /** The first stored delivery of the wait's types about its pod received after the waiting one. */
   async function firstMatch(ask: WaitAsk): Promise<WaitedRecord | null> {
@@ -78,7 +73,6 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken }: 
     );
 
   return {
-    counts,
     flag,
     async check(ask, claimId) {
       const now = clock();
@@ -89,12 +83,12 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken }: 
       const matched = await firstMatch(ask);
       if (matched) {
         await store.dropWait(ask.eventId, ask.handler, ask.seq);
-        counts.matched++;
+        observe?.('matched');
         return { matched };
       }
       if (now >= ask.untilAt) {
         await store.dropWait(ask.eventId, ask.handler, ask.seq);
-        counts.timedOut++;
+        observe?.('timed_out');
         return { timedOut: true };
       }
       return { parkUntil: put.created ? Math.min(ask.untilAt, now + flag.firstLookMs) : ask.untilAt };
@@ -108,7 +102,7 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken }: 
       const waits = (await store.waitsOnPod(podId)).filter((w) => w.afterAt < d.receivedAt && w.types.includes(d.eventType));
       if (waits.length === 0) return;
       const woken = await store.wakeWaits(waits, d.eventId, clock());
-      counts.woken += woken.length;
+      for (let i = 0; i < woken.length; i++) observe?.('woken');
       if (woken.length > 0) onWoken?.();
     },
     subscriber: {

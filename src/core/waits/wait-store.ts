@@ -30,6 +30,8 @@ export interface EventWaitStore {
    * (receipt time, then id), a page at a time: after the candidate `from` when given.
    */
   deliveriesAfter(query: { types: readonly string[]; afterAt: number; from?: { receivedAt: number; eventId: string }; limit: number }): Promise<WaitCandidate[]>;
+  /** How many runs wait now (/metrics). */
+  countWaits(): Promise<number>;
   /** Whether any run waits now (the ingest check's cache refreshes from this). */
   anyWaits(): Promise<boolean>;
   /** The waits about a pod (the ingest check, once it knows the new delivery's pod). */
