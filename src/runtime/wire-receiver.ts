@@ -25,9 +25,7 @@ import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
-import { createStepSeal, storeJournals } from '../core/steps/index.js';
-import { createPodLocator } from '../core/pods/pod-locator.js';
-import { createEventWaits, type EventWaits, type WaitOutcome } from '../core/waits/index.js';
+import { storeSteps, type EventWaits, type WaitOutcome } from '../core/waits/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
 import type { PodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
@@ -167,9 +165,10 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     span: { name: SPAN.dispatch, owner: parts.owner },
   });
   const { ordering } = features;
-  // ctx.waitForEvent: a wake makes runs due now, and this dispatcher looks at once.
-  const locator = createPodLocator(parts.payloads);
-  const waits = createEventWaits({ store, locator, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake(), observe: parts.onWait });
+  // Steps and waits in the store; a wait's wake makes runs due now, and this dispatcher looks at once.
+  const { steps, waits } = storeSteps({
+    store, redact, payloads: parts.payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake(), observe: parts.onWait,
+  });
   const dispatcher = createDispatcher({
     store,
     router,
@@ -186,7 +185,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
     redact,
-    steps: { journals: storeJournals(store, redact, waits), seal: createStepSeal(config.stepEncryptionKey), locator },
+    steps,
     pods,
     levelFloor: handlerLevelFloor(config.logLevel),
   });

@@ -2,7 +2,8 @@ import type { PodEvent } from '../core/events/define-handler.js';
 import type { EventType } from '../core/events/event-types.js';
 import type { PayloadFields } from '../core/events/payload-types.js';
 import type { OrderFieldNames } from '../core/order/order-spec.js';
-import { createPodLocator, type PodLocator } from '../core/pods/pod-locator.js';
+import { createPodLocator } from '../core/pods/pod-locator.js';
+import type { PodPlaces } from '../core/steps/wait-for-event.js';
 import { createStepSeal, memoryJournals, type StepJournals, type StepRecord } from '../core/steps/index.js';
 import type { WaitAnswer, WaitAsk } from '../core/waits/waited-event.js';
 
@@ -27,7 +28,7 @@ export interface TestSteps {
    */
   deliver(event: PodEvent<EventType, unknown>): void;
   /** Where each type carries its pod id (from `orderFields` or `payloadFields`), for waits. */
-  readonly locator: Pick<PodLocator, 'podIdOf' | 'unknownTypes'>;
+  readonly locator: PodPlaces;
 }
 
 export interface TestStepsOptions {

@@ -6,9 +6,9 @@ import type { HandlerOutcome, HandlerResult } from '../dispatch/handler-result.j
 import { parseDeliveryBody } from '../dispatch/parse-delivery-body.js';
 import { describeIssues, RefusedPayload, typedPayloads, type PayloadSchemaMap } from '../dispatch/typed-payload.js';
 import type { PodsClient } from '../pods/pods-client.js';
-import type { PodLocator } from '../pods/pod-locator.js';
 import { countWork } from '../observability/work-count.js';
 import { describeRunError, HandlerSteps, isPermanent, parkRequest, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
+import type { PodPlaces } from '../steps/wait-for-event.js';
 import { createHandlerLog, type LineSink } from './handler-log.js';
 import type { HandlerCall, HandlerJob, JobResult } from './handler-runner.js';
 import { RunContext } from './run-context.js';
@@ -27,7 +27,7 @@ export interface RunnerSteps {
   journals: StepJournals;
   seal: StepSeal;
   /** Where each event type carries its pod id (`ctx.waitForEvent`'s pod): `createPodLocator(payloads)`. */
-  locator?: Pick<PodLocator, 'podIdOf' | 'unknownTypes'>;
+  locator?: PodPlaces;
   /** Wraps each step's function (an instrument's span under the handler's). */
   wrapStep?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
   /** Told of each step given back from the record without running. */

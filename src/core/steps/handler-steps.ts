@@ -8,9 +8,8 @@ import type { RecordedRun, StepRecord } from './step-record.js';
 import type { CallScope, StepFrame } from '../runner/job-runner.js';
 import { decodeResult, encodeResult } from './step-result.js';
 import type { EventType } from '../events/event-types.js';
-import type { PodLocator } from '../pods/pod-locator.js';
 import { waitedEvent, type WaitedEvent, type WaitedRecord } from '../waits/waited-event.js';
-import { planWait, type WaitForEventOptions, type WaitSource } from './wait-for-event.js';
+import { planWait, type PodPlaces, type WaitForEventOptions, type WaitSource } from './wait-for-event.js';
 
 /** The longest sleep: 30 days. */
 export const MAX_SLEEP_MS = 30 * 86_400_000;
@@ -76,7 +75,7 @@ export interface HandlerStepsOptions {
   /** The running event (a wait's pod and its "received after"). */
   event?: WaitSource;
   /** Where each event type carries its pod id (`ctx.waitForEvent`). */
-  locator?: Pick<PodLocator, 'podIdOf' | 'unknownTypes'>;
+  locator?: PodPlaces;
 }
 
 

@@ -3,6 +3,7 @@
 // (../steps/wait-for-event.ts); this room is the receiver's: the waits kept in the store, each
 // new delivery matched against them, the parked runs it wakes.
 export { createEventWaits, type EventWaits, type EventWaitsOptions, type WaitOutcome } from './event-waits.js';
+export { storeSteps, type StoreStepsOptions } from './store-steps.js';
 export { createWaitMetrics } from './wait-metrics.js';
 export { createWaitersFlag, type WaitersFlag } from './waiters-flag.js';
 export type { EventWaitStore, WaitCandidate, WaitRow } from './wait-store.js';
