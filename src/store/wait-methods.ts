@@ -18,8 +18,13 @@ const toWait = (r: WaitDbRow): WaitRow => ({
 });
 
 /** `ctx.waitForEvent`'s waits, the same statements on every backend. */
-export function waitMethods({ db, tables, atomic, byteOrder }: StoreBackend): EventWaitStore {
+export function waitMethods({ db, tables, atomic, byteOrder, prepare }: StoreBackend): EventWaitStore {
   const { eventWaits: w, deliveries: d } = tables;
+  // The check of each new delivery while a run waits: prepared once on better-sqlite3.
+  const onPod = prepare<{ podId: string }>(['podId'], (tx, p) => [tx.select().from(w).where(eq(w.podId, p.podId))]);
+  const any = prepare<Record<string, never>>([], (tx) => [tx.select({ eventId: w.eventId }).from(w).limit(1)]);
+  /** A read, outside any transaction: a query built with values is awaited, a prepared one run. */
+  const read = async <R>([query]: ReturnType<typeof onPod>): Promise<R[]> => ('then' in query! ? query : query!.all()) as Promise<R[]>;
   /** A delivery that is waiting (queued, or failed beside a waiting handler), not leased, due later than `now`. */
   const dueLater = (now: number) => and(inArray(d.status, ['queued', 'failed']), isNull(d.leaseOwner), gt(d.nextAttemptAt, now));
   return {
@@ -84,12 +89,11 @@ export function waitMethods({ db, tables, atomic, byteOrder }: StoreBackend): Ev
     },
 
     async anyWaits() {
-      const rows = await db.select({ eventId: w.eventId }).from(w).limit(1);
-      return rows.length > 0;
+      return (await read(any(db, {}))).length > 0;
     },
 
     async waitsOnPod(podId) {
-      return (await db.select().from(w).where(eq(w.podId, podId))).map(toWait);
+      return (await read<WaitDbRow>(onPod(db, { podId }))).map(toWait);
     },
 
     async wakeWaits(waits, wokenBy, now) {
