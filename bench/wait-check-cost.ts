@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/wait-check-cost.ts [ROUNDS] [DELIVERIES]      (default 5 rounds of 20000)
  *
- * Each round runs two variants, each in a fresh process, the order alternating: `nobody`, no run
+ * Each round runs two variants, each in a fresh process, the order rotating: `nobody`, no run
  * waits (every delivery pays the check: one comparison with the process's flag, read from the
  * store once per DISPATCH_POLL_MS); `one-waits`, one run parked at a wait on a pod the traffic is
  * not about (every delivery pays the whole check: its pod read, the waits on that pod queried).
@@ -13,7 +13,6 @@
  * one's handlers done, per delivery. Then, in this process, the check alone while no one waits
  * (`mayWake` on a stored delivery), in ns per call.
  */
-import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +25,7 @@ import { createNodeLogger } from '../src/node/logger.js';
 import { createNodeRuntime } from '../src/node/node-runtime.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { eventBody } from './load-client.js';
+import { median, variantRounds } from './variant-rounds.js';
 
 const SECRET = 'wait-check-secret-0123456789';
 const TYPE = 'pod.status.changed';
@@ -103,17 +103,7 @@ async function checkAlone(): Promise<number> {
 }
 
 async function main(rounds: number, count: number): Promise<void> {
-  const figures: Record<Variant, number[]> = { nobody: [], 'one-waits': [] };
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
-    for (const variant of order) {
-      const out = spawnSync(process.execPath, ['--import', 'tsx', 'bench/wait-check-cost.ts', '--child', variant, String(count)], { encoding: 'utf8' });
-      if (out.status !== 0) throw new Error(`${variant}: ${out.stderr}`);
-      figures[variant].push((JSON.parse(out.stdout.trim().split('\n').at(-1)!) as { us_per_delivery: number }).us_per_delivery);
-    }
-    process.stderr.write(`round ${round + 1}/${rounds}: ${VARIANTS.map((v) => `${v} ${figures[v].at(-1)!.toFixed(1)} µs`).join(', ')}\n`);
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const figures = variantRounds('bench/wait-check-cost.ts', VARIANTS, rounds, count);
   const m = Object.fromEntries(VARIANTS.map((v) => [v, median(figures[v])])) as Record<Variant, number>;
   const ratio = median(figures['one-waits'].map((x, i) => x / figures.nobody[i]!));
   const ns = await checkAlone();
