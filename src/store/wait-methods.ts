@@ -68,7 +68,7 @@ export function waitMethods({ db, tables, atomic, byteOrder, prepare }: StoreBac
       const id = byteOrder(d.eventId);
       return (
         await db
-          .select({ eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, receivedAt: d.receivedAt, body: d.body })
+          .select({ eventId: d.eventId, eventType: d.eventType, signatureT: d.signatureT, receivedAt: d.receivedAt, body: d.body, traceParent: d.traceParent })
           .from(d)
           .where(
             and(

@@ -11,6 +11,8 @@ import { openPostgresStore } from '../../src/store/postgres/open-postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { WAIT_REGISTRY } from '../fixtures/registry-paths.js';
 import type { WaitNote } from '../fixtures/wait-handlers.js';
+import { ATTR, SPAN } from '../../src/core/tracing/names.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
 import { FAST_LEASES, killHard, replicaPool, send, waitReady } from '../helpers/replicas.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
@@ -95,5 +97,30 @@ describe('waits across processes', () => {
     const attempts = await store.handlerAttempts([waiting.eventId]);
     expect(attempts.map((h) => h.outcome)).toEqual(['parked', 'parked', 'succeeded']);
     expect(attempts.at(-1)!.at - attempts.at(-2)!.at).toBeLessThan(60_000);
+  });
+
+  it('a trace links the wait to the receipt of the delivery that ended it', { timeout: 60_000 }, async () => {
+    const otlp = await startOtlpReceiver();
+    closers.push(() => otlp.close());
+    const dir = tempDir();
+    const env = { DATABASE_PATH: dbIn(dir), SVC_WEBHOOK_SECRET: TEST_SECRET, HANDLER_THREADS: '1', DISPATCH_POLL_MS: '100', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'always_on' };
+    const server = await pool.start(env, { handlers: WAIT_REGISTRY });
+    const opened = openSqliteStore(dbIn(dir));
+    closers.push(() => opened.close());
+    const pod = randomUUID();
+    const waiting = failed(pod);
+    expect((await send(server.url, waiting)).status).toBe(200);
+    await parked(opened.store, waiting.eventId);
+    const match = renewed(pod);
+    expect((await send(server.url, match)).status).toBe(200);
+    await processed(opened.store, waiting.eventId);
+    const receipt = () => otlp.named('POST /webhooks').find((s) => s.attributes[ATTR.eventId] === match.eventId);
+    const waits = () => otlp.named(SPAN.step).filter((s) => s.attributes[ATTR.step] === 'renewed');
+    // The first run and its early look found nothing: no link; the woken run's wait links the match's receipt.
+    await vi.waitFor(() => expect(waits().filter((s) => s.links.length > 0)).toHaveLength(1), { timeout: 15_000, interval: 50 });
+    await vi.waitFor(() => expect(receipt()).toBeDefined(), { timeout: 15_000, interval: 50 });
+    const linked = waits().find((s) => s.links.length > 0)!;
+    expect(linked.links).toEqual([{ traceId: receipt()!.traceId, spanId: receipt()!.spanId }]);
+    expect(waits().length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -9,6 +9,7 @@ import type { CallScope, StepFrame } from '../runner/job-runner.js';
 import { decodeResult, encodeResult } from './step-result.js';
 import type { EventType } from '../events/event-types.js';
 import { waitedEvent, type WaitedEvent, type WaitedRecord } from '../waits/waited-event.js';
+import { linkActiveSpan } from '../tracing/step-spans.js';
 import { planWait, type PodPlaces, type WaitForEventOptions, type WaitSource } from './wait-for-event.js';
 
 /** The longest sleep: 30 days. */
@@ -276,7 +277,13 @@ export class HandlerSteps implements HandlerStepApi {
     // The timeout first set stays: a retry or a restart waits until the same time.
     const untilAt = recorded?.wakeAt ?? now + plan.timeoutMs;
     const record = { ...this.base(seq, name, 'wait', recorded?.startedAt ?? now), wakeAt: untilAt };
-    const answer = await journal.wait({ eventId: this.o.eventId, handler: this.o.handler, seq, name, podId: plan.podId, types: plan.types, afterAt: this.o.event!.receivedAt, untilAt });
+    const ask = () =>
+      journal.wait!({ eventId: this.o.eventId, handler: this.o.handler, seq, name, podId: plan.podId, types: plan.types, afterAt: this.o.event!.receivedAt, untilAt }).then((answer) => {
+        // The wait's span (tracing on) links the receipt of the delivery that ended it.
+        if ('matched' in answer) linkActiveSpan(answer.traceParent);
+        return answer;
+      });
+    const answer = await (this.o.span ? this.o.span(name, seq, ask) : ask());
     if ('parkUntil' in answer) {
       if (!recorded) await journal.save({ ...record, state: 'sleeping' });
       this.tally.parkedUntil = answer.parkUntil;

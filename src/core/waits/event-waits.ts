@@ -51,14 +51,14 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken, ob
   const flag = createWaitersFlag({ anyWaits: () => store.anyWaits(), clock, refreshMs });
 
   /** The first stored delivery of the wait's types about its pod received after the waiting one. */
-  async function firstMatch(ask: WaitAsk): Promise<WaitedRecord | null> {
+  async function firstMatch(ask: WaitAsk): Promise<{ matched: WaitedRecord; traceParent: string | null } | null> {
     let from: WaitCandidate | undefined;
     for (;;) {
       const page = await store.deliveriesAfter({ types: ask.types, afterAt: ask.afterAt, from, limit: PAGE });
       for (const c of page) {
         const payload = decode(c.body);
         if (payload !== undefined && locator.podIdOf(c.eventType, payload) === ask.podId) {
-          return { id: c.eventId, type: c.eventType, signatureTimestamp: c.signatureT, receivedAt: c.receivedAt, payload };
+          return { matched: { id: c.eventId, type: c.eventType, signatureTimestamp: c.signatureT, receivedAt: c.receivedAt, payload }, traceParent: c.traceParent };
         }
       }
       if (page.length < PAGE) return null;
@@ -80,11 +80,11 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken, ob
       const put = await store.putWait({ ...ask, createdAt: now }, claimId);
       if (!put.recorded) throw new Error(`lease lost: wait "${ask.name}" was not recorded, another claim holds the delivery`);
       flag.set();
-      const matched = await firstMatch(ask);
-      if (matched) {
+      const found = await firstMatch(ask);
+      if (found) {
         await store.dropWait(ask.eventId, ask.handler, ask.seq);
         observe?.('matched');
-        return { matched };
+        return found;
       }
       if (now >= ask.untilAt) {
         await store.dropWait(ask.eventId, ask.handler, ask.seq);

@@ -14,6 +14,8 @@ export interface WaitCandidate {
   signatureT: number;
   receivedAt: number;
   body: Uint8Array;
+  /** Its receipt's trace context (`traceparent`), when it was received with tracing on. */
+  traceParent: string | null;
 }
 
 /** The store's side of `ctx.waitForEvent` (a role of `DeliveryStore`). */

@@ -34,11 +34,12 @@ export interface WaitedRecord {
 }
 
 /**
- * The answer: the first match received after the waiting delivery, or none by the deadline
+ * The answer: the first match received after the waiting delivery (with its receipt's trace
+ * context, for the wait's span to link), or none by the deadline
  * (`timedOut`), or none yet: the run parks until `parkUntil` (the deadline, or sooner, for a
  * look of its own while other processes learn that it waits).
  */
-export type WaitAnswer = { matched: WaitedRecord } | { timedOut: true } | { parkUntil: number };
+export type WaitAnswer = { matched: WaitedRecord; traceParent?: string | null } | { timedOut: true } | { parkUntil: number };
 
 /** A recorded match as the handler gets it back. */
 export function waitedEvent(r: WaitedRecord | null): WaitedEvent | null {
