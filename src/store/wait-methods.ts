@@ -21,8 +21,11 @@ const toWait = (r: WaitDbRow): WaitRow => ({
 export function waitMethods({ db, tables, atomic, byteOrder, prepare }: StoreBackend): EventWaitStore {
   const { eventWaits: w, deliveries: d } = tables;
   // The check of each new delivery while a run waits: prepared once on better-sqlite3.
-  const onPod = prepare<{ podId: string }>(['podId'], (tx, p) => [tx.select().from(w).where(eq(w.podId, p.podId))]);
-  const any = prepare<Record<string, never>>([], (tx) => [tx.select({ eventId: w.eventId }).from(w).limit(1)]);
+  // A wait whose delivery is no longer open (it went dead beside another handler's failure, or a
+  // deploy took the wait out of its handler) waits for nothing: it is neither counted nor woken.
+  const open = (tx: typeof db) => exists(tx.select({ one: sql`1` }).from(d).where(and(eq(d.eventId, w.eventId), inArray(d.status, ['queued', 'failed']))));
+  const onPod = prepare<{ podId: string }>(['podId'], (tx, p) => [tx.select().from(w).where(and(eq(w.podId, p.podId), open(tx)))]);
+  const any = prepare<Record<string, never>>([], (tx) => [tx.select({ eventId: w.eventId }).from(w).where(open(tx)).limit(1)]);
   /** A read, outside any transaction: a query built with values is awaited, a prepared one run. */
   const read = async <R>([query]: ReturnType<typeof onPod>): Promise<R[]> => ('then' in query! ? query : query!.all()) as Promise<R[]>;
   /** A delivery that is waiting (queued, or failed beside a waiting handler), not leased, due later than `now`. */
@@ -84,7 +87,7 @@ export function waitMethods({ db, tables, atomic, byteOrder, prepare }: StoreBac
     },
 
     async countWaits() {
-      const [row] = await db.select({ n: count() }).from(w);
+      const [row] = await db.select({ n: count() }).from(w).where(open(db));
       return Number(row?.n ?? 0);
     },
 

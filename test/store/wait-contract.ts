@@ -48,6 +48,20 @@ export function describeWaitContract(name: string, open: () => Promise<StoreUnde
     );
 
     it(
+      'a wait whose delivery is no longer open (dead beside another handler, or its handler changed) is neither counted nor looked up',
+      withStore(async (store) => {
+        const claim = `c-${randomUUID()}`;
+        const { d, wait } = await leased(store, claim);
+        await store.putWait(wait, claim);
+        const counted = await store.countWaits();
+        await store.completeDispatch([{ eventId: d.eventId, owner: claim, claimId: claim, status: 'dead', attempts: 1, lastError: 'other: failed', nextAttemptAt: null, now: d.receivedAt + 10, runs: [] }]);
+        expect(await store.countWaits()).toBe(counted - 1);
+        expect(await store.waitsOnPod(wait.podId)).toEqual([]);
+        expect(await store.waitsOf([d.eventId])).toHaveLength(1); // still shown with its delivery
+      }),
+    );
+
+    it(
       'looks through stored deliveries of the types received after the waiting one, oldest first, a page at a time, never a quarantined copy',
       withStore(async (store) => {
         const base = newDelivery();
@@ -65,7 +79,7 @@ export function describeWaitContract(name: string, open: () => Promise<StoreUnde
         // Among these and no others (the table may hold other tests' deliveries: D1 keeps one database).
         const ours = all.filter((c) => [same, ...wanted, other, quarantined].some((d) => d.eventId === c.eventId));
         expect(ours.map((c) => c.eventId)).toEqual(order.map((d) => d.eventId));
-        expect(ours[0]).toEqual({ eventId: order[0]!.eventId, eventType: order[0]!.eventType, signatureT: order[0]!.signatureT, receivedAt: order[0]!.receivedAt, body: order[0]!.body });
+        expect(ours[0]).toEqual({ eventId: order[0]!.eventId, eventType: order[0]!.eventType, signatureT: order[0]!.signatureT, receivedAt: order[0]!.receivedAt, body: order[0]!.body, traceParent: null });
         const first = await store.deliveriesAfter({ types, afterAt: after, limit: 2 });
         const rest = await store.deliveriesAfter({ types, afterAt: after, limit: 10, from: first.at(-1)! });
         expect([...first, ...rest].map((c) => c.eventId)).toEqual(all.map((c) => c.eventId));
