@@ -4,6 +4,9 @@ import { inChunks, type StoreBackend } from './store-backend.js';
 
 type WaitDbRow = StoreBackend['tables']['eventWaits']['$inferSelect'];
 
+/** Waits woken per statement: three bound values each, under D1's 100 with the rest. */
+const WAKE_CHUNK = 25;
+
 const toWait = (r: WaitDbRow): WaitRow => ({
   eventId: r.eventId,
   handler: r.handler,
@@ -20,16 +23,33 @@ const toWait = (r: WaitDbRow): WaitRow => ({
 /** `ctx.waitForEvent`'s waits, the same statements on every backend. */
 export function waitMethods({ db, tables, atomic, byteOrder, prepare }: StoreBackend): EventWaitStore {
   const { eventWaits: w, deliveries: d } = tables;
-  // The check of each new delivery while a run waits: prepared once on better-sqlite3.
   // A wait whose delivery is no longer open (it went dead beside another handler's failure, or a
   // deploy took the wait out of its handler) waits for nothing: it is neither counted nor woken.
   const open = (tx: typeof db) => exists(tx.select({ one: sql`1` }).from(d).where(and(eq(d.eventId, w.eventId), inArray(d.status, ['queued', 'failed']))));
+  // The check of each new delivery while a run waits: prepared once on better-sqlite3.
   const onPod = prepare<{ podId: string }>(['podId'], (tx, p) => [tx.select().from(w).where(and(eq(w.podId, p.podId), open(tx)))]);
   const any = prepare<Record<string, never>>([], (tx) => [tx.select({ eventId: w.eventId }).from(w).where(open(tx)).limit(1)]);
   /** A read, outside any transaction: a query built with values is awaited, a prepared one run. */
   const read = async <R>([query]: ReturnType<typeof onPod>): Promise<R[]> => ('then' in query! ? query : query!.all()) as Promise<R[]>;
   /** A delivery that is waiting (queued, or failed beside a waiting handler), not leased, due later than `now`. */
   const dueLater = (now: number) => and(inArray(d.status, ['queued', 'failed']), isNull(d.leaseOwner), gt(d.nextAttemptAt, now));
+  /** One chunk's wake: `wokenBy` recorded where none is yet, the waiting deliveries due now where parked. */
+  async function wake(waits: readonly Pick<WaitRow, 'eventId' | 'handler' | 'seq'>[], wokenBy: string, now: number): Promise<string[]> {
+    const ids = [...new Set(waits.map((x) => x.eventId))];
+    const [, due] = await atomic((tx) => [
+      tx
+        .update(w)
+        .set({ wokenBy: sql`coalesce(${w.wokenBy}, ${wokenBy})` })
+        .where(or(...waits.map((x) => and(eq(w.eventId, x.eventId), eq(w.handler, x.handler), eq(w.seq, x.seq)))))
+        .returning({ eventId: w.eventId }),
+      tx
+        .update(d)
+        .set({ nextAttemptAt: now })
+        .where(and(inArray(d.eventId, ids), dueLater(now)))
+        .returning({ eventId: d.eventId }),
+    ]);
+    return (due as { eventId: string }[]).map((r) => r.eventId);
+  }
   return {
     async putWait(wait, claimId) {
       const [rows] = await atomic((tx) => [
@@ -99,22 +119,11 @@ export function waitMethods({ db, tables, atomic, byteOrder, prepare }: StoreBac
       return (await read<WaitDbRow>(onPod(db, { podId }))).map(toWait);
     },
 
-    async wakeWaits(waits, wokenBy, now) {
-      if (waits.length === 0) return [];
-      const ids = [...new Set(waits.map((x) => x.eventId))];
-      const [, due] = await atomic((tx) => [
-        tx
-          .update(w)
-          .set({ wokenBy: sql`coalesce(${w.wokenBy}, ${wokenBy})` })
-          .where(or(...waits.map((x) => and(eq(w.eventId, x.eventId), eq(w.handler, x.handler), eq(w.seq, x.seq)))))
-          .returning({ eventId: w.eventId }),
-        tx
-          .update(d)
-          .set({ nextAttemptAt: now })
-          .where(and(inArray(d.eventId, ids), dueLater(now)))
-          .returning({ eventId: d.eventId }),
-      ]);
-      return (due as { eventId: string }[]).map((r) => r.eventId);
+    async wakeWaits(all, wokenBy, now) {
+      const woken: string[] = [];
+      // A wait is three bound values: in chunks that stay under D1's 100 per statement.
+      for (let i = 0; i < all.length; i += WAKE_CHUNK) woken.push(...(await wake(all.slice(i, i + WAKE_CHUNK), wokenBy, now)));
+      return woken;
     },
 
     async wakeIfWoken(eventId, now) {

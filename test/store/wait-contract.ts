@@ -104,6 +104,24 @@ export function describeWaitContract(name: string, open: () => Promise<StoreUnde
     );
 
     it(
+      'wakes many runs waiting on one pod at once (D1 binds at most 100 values a statement)',
+      withStore(async (store) => {
+        const podId = randomUUID();
+        const parked: { eventId: string; handler: string; seq: number }[] = [];
+        for (let i = 0; i < 60; i++) {
+          const claim = `c-${randomUUID()}`;
+          const { d, wait } = await leased(store, claim);
+          await store.putWait({ ...wait, podId }, claim);
+          await park(store, d, claim, wait.untilAt);
+          parked.push(wait);
+        }
+        const now = Math.max(...(await Promise.all(parked.map(async (p) => (await store.get(p.eventId))!.receivedAt)))) + 100;
+        expect((await store.wakeWaits(await store.waitsOnPod(podId), 'match', now)).sort()).toEqual(parked.map((p) => p.eventId).sort());
+        expect((await store.waitsOf(parked.map((p) => p.eventId))).every((w) => w.wokenBy === 'match')).toBe(true);
+      }),
+    );
+
+    it(
       'a run that parked while a delivery woke it (it still held the lease) is made due by its outcome’s check; one never woken is not',
       withStore(async (store) => {
         const claim = `c-${randomUUID()}`;
