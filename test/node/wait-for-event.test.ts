@@ -129,6 +129,8 @@ describe('ctx.waitForEvent on SQLite', () => {
     expect(list.deliveries.find((r) => r.event_id === waiting.eventId)?.parked).toEqual({ handler: 'awaitRenewal', step: 'renewed', wake_at: until, waiting_for: { types: ['pod.renewed'], pod_id: pod } });
     const page = await (await s.get(`/deliveries/${waiting.eventId}`)).text();
     expect(page).toContain(`waiting at <code>renewed</code> for pod.renewed of pod <code>${pod}</code> until`);
+    const inspectorList = await (await s.get('/')).text();
+    expect(inspectorList).toContain(`title="waiting at &quot;renewed&quot; for pod.renewed until`);
     const cli = await runMain(['deliveries'], { DATABASE_PATH: s.path });
     expect(cli.code).toBe(0);
     const header = cli.stdout.split('\n')[0]!;

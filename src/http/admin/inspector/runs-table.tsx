@@ -64,7 +64,7 @@ export function RunsTable({ runs }: { runs: RunEntry[] }) {
                     {r.parked ? (
                       <p class="parked">
                         {r.parked.waiting_for ? <>Waiting at <code>{r.parked.step}</code> for {r.parked.waiting_for.types.join(' or ')} of pod <code>{r.parked.waiting_for.pod_id}</code> until</> : <>Parked at sleep <code>{r.parked.step}</code></>}{' '}
-                        <ParkedBadge wakeAt={r.parked.wake_at} />
+                        <ParkedBadge wakeAt={r.parked.wake_at} waitingFor={r.parked.waiting_for?.types} />
                       </p>
                     ) : null}
                     {r.steps?.length ? <StepsTable steps={r.steps} /> : null}
