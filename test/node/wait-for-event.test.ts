@@ -268,6 +268,28 @@ describe('ctx.waitForEvent on SQLite', () => {
     expect(seenNow()[2]).toEqual({ id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod });
   });
 
+  it('podhook replay of the waiting delivery gets the recorded match back; --fresh looks again, and a run that waits again parks', async () => {
+    const s = await serve();
+    const pod = randomUUID();
+    const { waiting, match } = await waitAndMatch(s, pod);
+    const env = { DATABASE_PATH: s.path };
+    const plain = await runMain(['replay', waiting.eventId, '--handlers', WAIT_REGISTRY], env);
+    expect(plain.code).toBe(0);
+    expect(seenNow()).toEqual([
+      { id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod },
+      { id: waiting.eventId, got: match.eventId, type: 'pod.renewed', pod },
+    ]);
+    // A delivery with no match yet: the replay's run waits (parked), and the server's dispatcher takes it from there.
+    const other = failed(randomUUID());
+    await s.post(other);
+    await s.parked(other.eventId);
+    const fresh = await runMain(['replay', '--fresh', other.eventId, '--handlers', WAIT_REGISTRY], env);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toContain('waiting');
+    expect((await s.store.waitsOf([other.eventId]))[0]).toMatchObject({ name: 'renewed', wokenBy: null });
+    expect(seenNow()).toHaveLength(2);
+  });
+
   it('a restart while runs wait: the match received by the new process wakes each run once', async () => {
     const first = await serve();
     const pod = randomUUID();
