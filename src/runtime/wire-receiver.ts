@@ -25,7 +25,7 @@ import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
-import { storeSteps, type EventWaits, type WaitOutcome } from '../core/waits/index.js';
+import { storeSteps, type EventWaits, type WaitersMemory, type WaitOutcome } from '../core/waits/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
 import type { PodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
@@ -100,6 +100,8 @@ export interface ReceiverParts {
   handlersHealth?: () => 'ok' | string;
   /** Told how each ctx.waitForEvent ended, and of each run a delivery woke (Node's metrics). */
   onWait?: (outcome: WaitOutcome) => void;
+  /** Whether any run waits, as known beyond this wiring (the Worker's isolate: it wires per request). */
+  waitersMemory?: WaitersMemory;
   /** Observes each ingest answer (Node's metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Observes each delivery quarantined as a conflict (besides its alert). */
@@ -167,7 +169,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { ordering } = features;
   // Steps and waits in the store; a wait's wake makes runs due now, and this dispatcher looks at once.
   const { steps, waits } = storeSteps({
-    store, redact, payloads: parts.payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake(), observe: parts.onWait,
+    store, redact, payloads: parts.payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake(), observe: parts.onWait, memory: parts.waitersMemory,
   });
   const dispatcher = createDispatcher({
     store,

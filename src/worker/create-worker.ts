@@ -7,6 +7,7 @@ import { createConsoleLogger } from './console-logger.js';
 import type { WorkerEnv } from './worker-env.js';
 import type { RuntimeOptions } from '../runtime/wire-receiver.js';
 import { createWorkerRuntime } from './worker-runtime.js';
+import { newWaitersMemory } from '../core/waits/index.js';
 
 export interface CreateWorkerOptions extends RuntimeOptions {
   /** Defaults to JSON lines on the console at `LOG_LEVEL`. */
@@ -33,8 +34,9 @@ export function createWorker(options: CreateWorkerOptions = {}): ExportedHandler
   // Per isolate, not per request: rate limits and the failing-handler window span requests.
   let memory: AlertMemory | undefined;
   const alertMemory = (minIntervalMs: number) => (memory ??= createAlertMemory({ clock: options.clock ?? systemClock, minIntervalMs }));
+  const waitersMemory = newWaitersMemory();
   const runtimeFor = (env: WorkerEnv, ctx: ExecutionContext) =>
-    createWorkerRuntime({ ...options, env, waitUntil: (work) => ctx.waitUntil(work), alertMemory });
+    createWorkerRuntime({ ...options, env, waitUntil: (work) => ctx.waitUntil(work), alertMemory, waitersMemory });
 
   return {
     async fetch(request, env, ctx) {

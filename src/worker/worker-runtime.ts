@@ -16,6 +16,7 @@ import { wireReceiver, type RuntimeOptions } from '../runtime/wire-receiver.js';
 import { createD1Store } from '../store/d1/d1-store.js';
 import { createConsoleLogger } from './console-logger.js';
 import { workerVariables, type WorkerEnv } from './worker-env.js';
+import type { WaitersMemory } from '../core/waits/index.js';
 
 export interface WorkerRuntimeOptions extends RuntimeOptions {
   env: WorkerEnv;
@@ -25,6 +26,8 @@ export interface WorkerRuntimeOptions extends RuntimeOptions {
   logger?: Logger;
   /** Alert rate limits and handler outcomes kept across requests (one per isolate). */
   alertMemory?: (minIntervalMs: number) => AlertMemory;
+  /** Whether any run waits for an event (ctx.waitForEvent), kept per isolate: not read from D1 on every request. */
+  waitersMemory?: WaitersMemory;
 }
 
 export interface WorkerRuntime {
@@ -67,7 +70,7 @@ const signatureCrypto = createWebSignatureCrypto();
  * carry I/O objects from one request into another, and every piece here is cheap to build.
  * Throws a `ConfigError` for an invalid variable.
  */
-export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, logger, clock = systemClock, random, alertMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
+export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, logger, clock = systemClock, random, alertMemory, waitersMemory, onConflict, customize, admin }: WorkerRuntimeOptions): WorkerRuntime {
   const config = parseConfig(workerVariables(env));
   const log = logger ?? createConsoleLogger({ level: config.logLevel });
   const store = createD1Store(env.DB);
@@ -94,6 +97,7 @@ export function createWorkerRuntime({ env, waitUntil, handlers = [], payloads, l
     owner: `worker-${crypto.randomUUID().slice(0, 13)}`,
     random,
     alerting: { defer: waitUntil, memory: alertMemory?.(config.alerts.minIntervalMinutes * 60_000) },
+    waitersMemory,
     // No group commit: each request is its own invocation, and D1 commits each batch durably.
     // Hand-off, as on Node: the insert carries this invocation's lease and the handlers start
     // from memory once the row is committed (no lease UPDATE: one D1 row write less per

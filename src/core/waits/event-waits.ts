@@ -4,7 +4,7 @@ import type { DispatchSubscriber } from '../dispatch/dispatch-events.js';
 import type { PodLocator } from '../pods/pod-locator.js';
 import { countWork } from '../observability/work-count.js';
 import type { WaitAnswer, WaitAsk, WaitedRecord } from './waited-event.js';
-import { createWaitersFlag, type WaitersFlag } from './waiters-flag.js';
+import { createWaitersFlag, type WaitersFlag, type WaitersMemory } from './waiters-flag.js';
 import type { EventWaitStore, WaitCandidate } from './wait-store.js';
 
 /** Stored deliveries read per page while a wait looks for its match. */
@@ -21,6 +21,8 @@ export interface EventWaitsOptions {
   onWoken?: () => void;
   /** Told how each wait ended here, and of each run a new delivery woke (/metrics). */
   observe?: (outcome: WaitOutcome) => void;
+  /** Where the "any wait" flag keeps what it knows, when it must outlive this receiver (the Worker's isolate). */
+  memory?: WaitersMemory;
 }
 
 /** A wait matched or timed out (in the run that looked), or a run was woken by a new delivery's ingest. */
@@ -47,8 +49,8 @@ function decode(body: Uint8Array): unknown {
   }
 }
 
-export function createEventWaits({ store, locator, clock, refreshMs, onWoken, observe }: EventWaitsOptions): EventWaits {
-  const flag = createWaitersFlag({ anyWaits: () => store.anyWaits(), clock, refreshMs });
+export function createEventWaits({ store, locator, clock, refreshMs, onWoken, observe, memory }: EventWaitsOptions): EventWaits {
+  const flag = createWaitersFlag({ anyWaits: () => store.anyWaits(), clock, refreshMs, memory });
 
   /** The first stored delivery of the wait's types about its pod received after the waiting one. */
   async function firstMatch(ask: WaitAsk): Promise<{ matched: WaitedRecord; traceParent: string | null } | null> {

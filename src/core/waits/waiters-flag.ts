@@ -19,34 +19,41 @@ export interface WaitersFlag {
   readonly firstLookMs: number;
 }
 
-export function createWaitersFlag({ anyWaits, clock, refreshMs }: { anyWaits: () => Promise<boolean>; clock: Clock; refreshMs: number }): WaitersFlag {
-  let known = false;
-  let checkedAt = -Infinity;
-  let setAt = -Infinity;
+/** What the flag knows, kept where it outlives one receiver (the Worker builds one per request: its isolate keeps this). */
+export interface WaitersMemory {
+  known: boolean;
+  checkedAt: number;
+  setAt: number;
+}
+
+export const newWaitersMemory = (): WaitersMemory => ({ known: false, checkedAt: -Infinity, setAt: -Infinity });
+
+export function createWaitersFlag({ anyWaits, clock, refreshMs, memory = newWaitersMemory() }: { anyWaits: () => Promise<boolean>; clock: Clock; refreshMs: number; memory?: WaitersMemory }): WaitersFlag {
+  const m = memory;
   let reading: Promise<boolean> | undefined;
-  const stale = () => clock() - checkedAt >= refreshMs;
+  const stale = () => clock() - m.checkedAt >= refreshMs;
   return {
-    maybe: () => known || stale(),
+    maybe: () => m.known || stale(),
     read() {
-      if (!stale()) return Promise.resolve(known);
+      if (!stale()) return Promise.resolve(m.known);
       return (reading ??= (async () => {
         const started = clock();
         try {
           const any = await anyWaits();
           // A wait recorded here while the query ran stays known.
-          if (setAt < started) {
-            known = any;
-            checkedAt = started;
+          if (m.setAt < started) {
+            m.known = any;
+            m.checkedAt = started;
           }
-          return known;
+          return m.known;
         } finally {
           reading = undefined;
         }
       })());
     },
     set() {
-      known = true;
-      checkedAt = setAt = clock();
+      m.known = true;
+      m.checkedAt = m.setAt = clock();
     },
     firstLookMs: 2 * refreshMs,
   };
