@@ -108,6 +108,16 @@ describe('the pod client and retry_after_seconds (44.4)', () => {
     expect(unbounded.message).toMatch(/retry after \d{4}-/);
   });
 
+  it('brings a token held beyond the bound (a store written before it) back within it', async () => {
+    const store = sqlite();
+    const bucket = { account: 'default', bucket: 'writes', capacity: 60, windowMs: 60_000 };
+    await store.emptyRateBucket({ ...bucket, until: Date.now() + 1e15 });
+    const error = await failure(createAccountLimits({ store }).acquire('writes', { maxWaitMs: 0 }));
+    expect(error).toBeInstanceOf(PodsRateLimited);
+    expect((error as PodsRateLimited).retryAt).toBeLessThanOrEqual(Date.now() + HOUR + 60_000);
+    expect(error.message).toMatch(/no token before \d{4}-/);
+  });
+
   it('waits out a fraction, a 0 and a string within the bounds', async () => {
     const offered: unknown[] = [0.2, 0, '2', -5, 'soon', null];
     const service = await fakeService((_req, res, n) =>
