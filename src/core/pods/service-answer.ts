@@ -6,7 +6,8 @@ export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /**
  * One answer of the service, read but not decoded: what crosses from the thread that made the
- * request to the one that decodes it (`bytes.buffer` can be transferred, not copied).
+ * request to the one that decodes it (`bytes` fills its own `ArrayBuffer`: `bytes.buffer` can be
+ * transferred, not copied).
  */
 export interface RawServiceAnswer {
   status: number;
@@ -41,8 +42,11 @@ export async function readServiceAnswer(response: Response, { requestId, maxByte
     await response.body?.cancel().catch(() => {});
     throw tooLarge();
   }
-  const bytes = await readCapped(response.body, maxBytes);
-  if (bytes === null) throw tooLarge();
+  const read = await readCapped(response.body, maxBytes);
+  if (read === null) throw tooLarge();
+  // Its own buffer, whole: `bytes.buffer` can be transferred to another thread without taking (or
+  // handing over) memory a stream's chunk shared with anything else.
+  const bytes = read.byteOffset === 0 && read.byteLength === read.buffer.byteLength ? read : read.slice();
   return { status: response.status, requestId: answeredId, bytes };
 }
 
