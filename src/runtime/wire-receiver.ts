@@ -27,7 +27,7 @@ import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
 import { createStepSeal, storeJournals } from '../core/steps/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
-import type { PodsClient } from '../core/pods/pods-client.js';
+import type { AnsweringPodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
 import { handlerLevelFloor } from '../core/runner/handler-log.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
@@ -122,7 +122,7 @@ export interface WiredReceiver {
   /** Steps the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
   backfills: BackfillStepper;
   /** The pod client handlers' `ctx.pods` calls go through (made on first use). */
-  pods: () => Promise<PodsClient>;
+  pods: () => Promise<AnsweringPodsClient>;
   alerts: Alerter;
   heartbeat: Heartbeat;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */

@@ -5,7 +5,8 @@ import type { Clock } from '../../core/clock.js';
 import type { HandlerResult } from '../../core/dispatch/handler-result.js';
 import type { Logger } from '../../core/observability/logger.js';
 import type { Redact } from '../../core/observability/redact-secrets.js';
-import type { PodsClient } from '../../core/pods/pods-client.js';
+import type { AnsweringPodsClient, PodsCallOptions } from '../../core/pods/pods-client.js';
+import type { PodsCallName, PodsCalls } from '../../core/pods/pods-operations.js';
 import { callBindings, type CallBindings, type LineWriter } from '../../core/runner/handler-lines.js';
 import type { HandlerJob, HandlerRunner, JobResult } from '../../core/runner/handler-runner.js';
 import type { StepJournals } from '../../core/steps/step-journal.js';
@@ -56,7 +57,7 @@ export interface ThreadRunnerOptions {
   /** Where the threads' handler runs keep their durable steps (the store, from this thread; errors redacted there). */
   journals?: StepJournals;
   /** The deployment's pod client: the threads' `ctx.pods` calls are made with it, from this thread. */
-  pods?: () => Promise<PodsClient>;
+  pods?: () => Promise<AnsweringPodsClient>;
   /** STEP_ENCRYPTION_KEY, handed to the threads: sensitive results are sealed there. */
   stepKey?: string | null;
   /** The threads' environment (default: this process's without the receiver's secrets, `threadEnv`). */
@@ -239,7 +240,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
   /** Does what a thread's call asks, with this thread's store and pod client, and answers. */
   const asksInFlight = new Map<number, AbortController>();
   async function answer(thread: Thread, rid: number, p: Pending | undefined, ask: Ask) {
-    const reply = (message: ToThread) => thread.gone || post(thread, message);
+    const reply = (message: ToThread, transfer?: ArrayBuffer[]) => thread.gone || post(thread, message, transfer);
     const controller = new AbortController();
     asksInFlight.set(rid, controller);
     try {
@@ -252,13 +253,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
         else await options.journals({ eventId: ask.step.eventId, handler: ask.step.handler, claimId: ask.claimId }).save(ask.step);
       } else {
         if (!options.pods) throw new Error('ctx.pods: this receiver has no pod client');
-        const client = (await options.pods()) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-        const method = client[ask.name];
-        if (typeof method !== 'function') throw new Error(`ctx.pods has no operation ${ask.name}`);
-        // The call's options are its last argument (ctx.pods always passes them): the run's signal goes with them.
-        const args = [...ask.args];
-        args[args.length - 1] = { ...(args.at(-1) as object | undefined), signal };
-        value = await method.apply(client, args);
+        const [args, callOptions] = ask.args as [PodsCalls[PodsCallName]['args'], PodsCallOptions];
+        const raw = await (await options.pods()).answer(ask.name as PodsCallName, args, { ...callOptions, signal });
+        // The answer's bytes fill their own buffer (the client reads them so): moved to the thread, not copied.
+        const whole = raw.bytes.byteOffset === 0 && raw.bytes.byteLength === raw.bytes.buffer.byteLength && raw.bytes.buffer instanceof ArrayBuffer;
+        return reply({ t: 'answer', rid, ok: true, value: raw }, whole ? [raw.bytes.buffer as ArrayBuffer] : undefined);
       }
       reply({ t: 'answer', rid, ok: true, value });
     } catch (error) {
