@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/worker-cpu.ts [--deliveries=N] [--concurrency=C] [--rounds=R]
  *     [--body-bytes=B] [--warm-up=N] [--against=<git ref>] [--ingest-only] [--no-split]
- *     [--no-save | --out=<file>]
+ *     [--no-save | --out=<file>] [--profiles=<dir>]
  *
  * Both Workers are bundled as `wrangler deploy --dry-run` bundles them (wrangler.toml's
  * compatibility date, flags, vars and D1 binding for podhook), and each runs in its own workerd
@@ -40,7 +40,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -68,6 +68,7 @@ const split = !process.argv.includes('--no-split');
 const ingestOnly = process.argv.includes('--ingest-only');
 const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
 const outFile = process.argv.find((a) => a.startsWith('--out='))?.slice('--out='.length);
+const profilesDir = process.argv.find((a) => a.startsWith('--profiles='))?.slice('--profiles='.length);
 const SETTLE_MS = 250;
 const SECRET = 'whsec_bench_worker_cpu_0c7e1f';
 const EVENT_TYPE = 'pod.status.changed';
@@ -316,7 +317,7 @@ interface IsolateTime {
  */
 const SAMPLE_US = 500;
 
-async function profileIsolates(port: number, work: () => Promise<void>): Promise<Record<string, IsolateTime>> {
+async function profileIsolates(port: number, work: () => Promise<void>, label: string): Promise<Record<string, IsolateTime>> {
   // The Worker's isolate and D1's two (the others, Miniflare's plumbing, stay idle on this path);
   // each profiled isolate adds a sampling thread's wake-ups to the process.
   const list = ((await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ id: string }>).filter(({ id }) => /^(core:user:|d1:)/.test(id));
@@ -350,6 +351,8 @@ async function profileIsolates(port: number, work: () => Promise<void>): Promise
   const out: Record<string, IsolateTime> = {};
   for (const s of sessions) {
     const { profile } = await s.call('Profiler.stop');
+    // `--profiles=<dir>`: each isolate's profile as a .cpuprofile (Chrome DevTools, speedscope).
+    if (profilesDir) writeFileSync(join(profilesDir, `${label}-${s.id.replace(/[^\w.-]+/g, '_')}.cpuprofile`), JSON.stringify(profile));
     const kind = new Map<number, string>(profile.nodes.map((n: any) => [n.id, n.callFrame.functionName]));
     const frame = new Map<number, string>(
       profile.nodes.map((n: any) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${basename(n.callFrame.url || '')}:${n.callFrame.lineNumber + 1}`]),
@@ -452,6 +455,8 @@ async function main() {
     const podhookScript = bundle(join(work, 'podhook'));
     const beforeScript = against ? bundle(join(work, 'podhook-before'), undefined, checkout(against, join(work, 'before-tree'))) : undefined;
     const floorScript = bundle(join(work, 'floor'), 'bench/targets/worker-floor.ts');
+    // The bundles beside the profiles: their line numbers are the bundles'.
+    if (profilesDir) for (const [name, script] of [['podhook', podhookScript], ['podhook-before', beforeScript]] as const) if (script) copyFileSync(script, join(profilesDir, `${name}.js`));
     // wrangler.toml's compatibility date, flags, vars and D1 binding, as `wrangler dev` reads them.
     const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
     const common = { compatibilityDate: workerOptions.compatibilityDate, compatibilityFlags: workerOptions.compatibilityFlags };
@@ -527,7 +532,7 @@ async function main() {
         let m: Measured | undefined;
         const times = await profileIsolates(port + i, async () => {
           m = await measure(t, 0, deliveries, pollCost);
-        });
+        }, t.name);
         const perDelivery: Record<string, number> = {};
         for (const [id, x] of Object.entries(times)) {
           const us = round1(((x.js_ms + x.gc_ms + x.program_ms) / deliveries) * 1000);

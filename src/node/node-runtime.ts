@@ -11,7 +11,6 @@ import type { Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { createPrunePause } from '../core/dispatch/retention.js';
 import type { Dispatcher } from '../core/dispatch/dispatcher.js';
-import { UnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
 import { receiverRedactor } from '../core/observability/redact-secrets.js';
@@ -102,9 +101,9 @@ export function createNodeRuntime({
   const baseStore = opened.store;
   const secrets = createSecretSource({
     configured: config.secrets,
-    loadStored: () => readingStore(async () => (await baseStore.listSecrets()).map((s) => s.secret)),
+    loadStored: async () => (await baseStore.listSecrets()).map((s) => s.secret),
     // The stored API key: never a signing secret, but no error text may quote it.
-    loadHidden: () => readingStore(() => storedApiKeys(baseStore)),
+    loadHidden: () => storedApiKeys(baseStore),
     maybeChanged: opened.secretsMaybeChanged,
   });
   // Writes through this process do not always show as a change: drop the cache ourselves.
@@ -258,14 +257,4 @@ function metricsBearer(token: string) {
     invalidAuthenticationHeader: { message: refuse, wwwAuthenticateHeader: 'Bearer' },
     invalidToken: { message: refuse },
   });
-}
-
-/** A read of the stored secrets, its failure an `UnavailableError` (the delivery is answered 503, retried by the sender). */
-async function readingStore<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (error instanceof UnavailableError) throw error;
-    throw new UnavailableError('The stored signing secrets could not be read; retry later.', 'store_unavailable', { cause: error });
-  }
 }

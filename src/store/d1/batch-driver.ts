@@ -43,8 +43,8 @@ function compileHot(db: AnySqliteDatabase) {
 }
 
 /**
- * Compiled once per isolate, though the Worker builds its store per request: SQL text and the
- * functions that order values are not I/O objects, and the SQL is the same for every D1 database.
+ * Compiled once per isolate: SQL text and the functions that order values are not I/O objects,
+ * and the SQL is the same for every D1 database.
  */
 let hot: ReturnType<typeof compileHot> | undefined;
 
