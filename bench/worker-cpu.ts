@@ -51,30 +51,24 @@ import type { Readable } from 'node:stream';
 import { WebSocket } from 'undici';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { eventBody } from './load-client.js';
+import { applyMigrations, bundle, numberOption, option, checkout, ROOT, send, startWorkerd, type D1, type Signed } from './workerd-harness.js';
 import { signDelivery } from '../src/testing/sign.js';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const arg = (name: string, fallback: number) => {
-  const value = process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  return value === undefined ? fallback : Number(value);
-};
-const deliveries = arg('deliveries', 2000);
-const concurrency = arg('concurrency', 16);
-const rounds = arg('rounds', 5);
-const bodyBytes = arg('body-bytes', 1024);
-const warmUp = arg('warm-up', 300);
+const deliveries = numberOption('deliveries', 2000);
+const concurrency = numberOption('concurrency', 16);
+const rounds = numberOption('rounds', 5);
+const bodyBytes = numberOption('body-bytes', 1024);
+const warmUp = numberOption('warm-up', 300);
 const save = !process.argv.includes('--no-save');
 const split = !process.argv.includes('--no-split');
 const ingestOnly = process.argv.includes('--ingest-only');
-const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
-const outFile = process.argv.find((a) => a.startsWith('--out='))?.slice('--out='.length);
-const profilesDir = process.argv.find((a) => a.startsWith('--profiles='))?.slice('--profiles='.length);
+const against = option('against');
+const outFile = option('out');
+const profilesDir = option('profiles');
 const SETTLE_MS = 250;
 const SECRET = 'whsec_bench_worker_cpu_0c7e1f';
 const EVENT_TYPE = 'pod.status.changed';
 
-Object.assign(process.env, { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true' });
-delete process.env.CLOUDFLARE_API_TOKEN;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (xs: number[]) => {
@@ -111,49 +105,6 @@ function cpuTimes() {
   return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
 }
 
-/** workerd processes that are children of this process. */
-function workerdChildren(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (comm === 'workerd' && ppid === process.pid) pids.push(Number(entry));
-    } catch {
-      // exited while listing
-    }
-  }
-  return pids;
-}
-
-/** `wrangler deploy --dry-run --outdir`: the bundle a deploy would upload (of the checkout at `root`). */
-function bundle(outdir: string, entry?: string, root = ROOT): string {
-  const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', outdir, ...(entry ? [entry] : [])], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  if (result.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${result.stdout}\n${result.stderr}`);
-  const js = readdirSync(outdir).find((f) => f.endsWith('.js'));
-  if (!js) throw new Error(`no bundle in ${outdir}`);
-  return join(outdir, js);
-}
-
-/** The tree of `ref` (git archive) in `dir`, with this checkout's node_modules: what `--against` bundles. */
-function checkout(ref: string, dir: string): string {
-  const archive = spawnSync('git', ['archive', '--format=tar', ref], { cwd: ROOT, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr.toString()}`);
-  mkdirSync(dir, { recursive: true });
-  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
-  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr.toString()}`);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
-
-/** The D1 binding as Miniflare hands it to Node (a proxy into workerd). */
-type D1 = Awaited<ReturnType<Miniflare['getD1Database']>>;
-
 interface Target {
   name: 'podhook' | 'podhook-before' | 'floor' | 'podhook-ingest-only';
   /** Runs handlers after the response: the round waits until no delivery is queued. */
@@ -165,53 +116,11 @@ interface Target {
 }
 
 async function startTarget(name: Target['name'], scriptPath: string, base: WorkerOptions, inspectorPort?: number): Promise<Target> {
-  const before = new Set(workerdChildren());
-  const mf = new Miniflare({
-    ...base,
-    ...(inspectorPort ? { inspectorPort } : {}),
-    name,
-    modules: true,
-    scriptPath,
-    modulesRoot: join(scriptPath, '..'),
-    // Straight to the Worker, as on Cloudflare: not through Miniflare's entry worker, which adds
-    // its own routing and request handling (its CPU would count in both targets).
-    unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
-    // Drain workerd's stdout (podhook's log lines) without printing it.
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.resume();
-      stderr.on('data', (chunk: Buffer) => {
-        const text = chunk.toString();
-        if (/error/i.test(text)) process.stderr.write(`[${name} workerd] ${text}`);
-      });
-    },
-  } as ConstructorParameters<typeof Miniflare>[0]);
-  await mf.ready;
-  const url = await mf.unsafeGetDirectURL(name);
-  const pid = workerdChildren().find((p) => !before.has(p));
-  if (!pid) throw new Error(`${name}: no workerd process found`);
-  // workerd (every thread) on core 0, as the Node bench pins its targets.
-  spawnSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
+  const { mf, url, pid } = await startWorkerd({ name, scriptPath, options: base, inspectorPort });
   const dispatches = name === 'podhook' || name === 'podhook-before';
   const target: Target = { name, mf, url, pid, dispatches };
   if (name !== 'floor') target.db = (await mf.getD1Database('DB')) as unknown as D1;
   return target;
-}
-
-/** drizzle/sqlite/*.sql in order, statement by statement (drizzle-kit's breakpoints). */
-async function applyMigrations(db: D1) {
-  const dir = join(ROOT, 'drizzle/sqlite');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
-    const statements = readFileSync(join(dir, file), 'utf8')
-      .split('--> statement-breakpoint')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    await db.batch(statements.map((s) => db.prepare(s)));
-  }
-}
-
-interface Signed {
-  headers: Record<string, string>;
-  body: Buffer;
 }
 
 async function signBatch(n: number): Promise<Signed[]> {
@@ -222,30 +131,6 @@ async function signBatch(n: number): Promise<Signed[]> {
     out.push({ headers: { ...d.headers, 'content-length': String(d.body.byteLength) }, body: Buffer.from(d.body) });
   }
   return out;
-}
-
-/** Sends every delivery, `concurrency` in flight over keep-alive connections; counts statuses. */
-async function send(url: URL, batch: Signed[]): Promise<Record<string, number>> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const statuses: Record<string, number> = {};
-  let next = 0;
-  const one = (d: Signed) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: url.port, path: '/webhooks', method: 'POST', headers: d.headers, agent }, (res) => {
-        statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
-        res.resume();
-        res.on('end', resolve);
-      });
-      req.on('error', reject);
-      req.end(d.body);
-    });
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < batch.length) await one(batch[next++]!);
-    }),
-  );
-  agent.destroy();
-  return statuses;
 }
 
 const PENDING_SQL = "SELECT count(*) AS n FROM deliveries WHERE status = 'queued'";
@@ -410,7 +295,7 @@ async function measure(target: Target, roundNo: number, n: number, pollCost: num
   const host0 = cpuTimes();
   const ticks0 = processCpuMs(target.pid);
   const t0 = performance.now();
-  const statuses = await send(target.url, batch);
+  const statuses = await send(target.url, batch, concurrency);
   const polls = target.dispatches ? await waitDispatched(target.db!) : 0;
   // What the last requests left under waitUntil (the drift check, a log line) ends too.
   await sleep(SETTLE_MS);
@@ -484,7 +369,7 @@ async function main() {
       }
       // Warm up each (JIT, D1's statement caches), unmeasured.
       for (const t of started) {
-        const statuses = await send(t.url, await signBatch(warmUp));
+        const statuses = await send(t.url, await signBatch(warmUp), concurrency);
         if (t.dispatches) await waitDispatched(t.db!);
         if (statuses['200'] !== warmUp) throw new Error(`${t.name} warm-up: ${JSON.stringify(statuses)}`);
       }
