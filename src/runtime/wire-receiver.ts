@@ -82,9 +82,9 @@ export interface ReceiverParts {
    * How the dispatcher is held: one for the process (Node, the default), or the Worker's
    * `scopedDispatcher`, one per invocation behind one object (each holds its invocation's leases,
    * timers and handlers in flight, which Workers forbid to share), made by `make` with an owner
-   * and a pod client of its own.
+   * and a pod client of its own, and the invocation's concurrency when it sets one.
    */
-  scopeDispatcher?: (make: () => Dispatcher) => Dispatcher;
+  scopeDispatcher?: (make: (tuning?: { concurrency?: number }) => Dispatcher) => Dispatcher;
   /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
@@ -170,7 +170,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const instruments = [...(parts.instruments ?? []), alerts.instrument, ...features.instruments];
   let made = 0;
   const scoped = parts.scopeDispatcher;
-  const makeDispatcher = (): Dispatcher => createDispatcher({
+  const makeDispatcher = (tuning: { concurrency?: number } = {}): Dispatcher => createDispatcher({
     store,
     router,
     logger,
@@ -187,6 +187,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     redact,
     steps,
     pods: scoped ? podsAccess() : pods,
+    ...tuning,
   });
   const dispatcher = scoped ? scoped(makeDispatcher) : makeDispatcher();
 

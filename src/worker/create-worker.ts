@@ -81,7 +81,7 @@ export function createWorker(options: CreateWorkerOptions = {}): ExportedHandler
           logger.error({ err: (error as Error).message, cron: controller.cron }, 'scheduled run failed');
           throw error;
         }
-      });
+      }, runtime.cronScope);
     },
   };
 }

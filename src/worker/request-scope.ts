@@ -10,6 +10,8 @@ import type { Dispatcher } from '../core/dispatch/dispatcher.js';
  */
 export interface RequestScope {
   waitUntil(work: Promise<unknown>): void;
+  /** Deliveries this invocation's dispatcher runs at once, when not DISPATCH_CONCURRENCY (the cron's). */
+  concurrency?: number;
   /** This invocation's dispatcher, made on its first use (`scopedDispatcher`). */
   dispatcher?: Dispatcher;
 }
@@ -17,8 +19,8 @@ export interface RequestScope {
 const scopes = new AsyncLocalStorage<RequestScope>();
 
 /** Runs one invocation's work (and everything it starts, timers and `waitUntil` work included) in its scope. */
-export function inRequest<T>(ctx: Pick<ExecutionContext, 'waitUntil'>, run: () => T): T {
-  return scopes.run({ waitUntil: (work) => ctx.waitUntil(work) }, run);
+export function inRequest<T>(ctx: Pick<ExecutionContext, 'waitUntil'>, run: () => T, options: Pick<RequestScope, 'concurrency'> = {}): T {
+  return scopes.run({ waitUntil: (work) => ctx.waitUntil(work), ...options }, run);
 }
 
 /** The invocation whose code is running now. */
@@ -36,10 +38,10 @@ export const waitUntil = (work: Promise<unknown>): void => currentRequest().wait
  * made by `make` on its first use. What the wiring holds for the isolate (the hand-off, the
  * backfill stepper, the admin API's wake) thus drives the dispatcher of the request it serves.
  */
-export function scopedDispatcher(make: () => Dispatcher): Dispatcher {
+export function scopedDispatcher(make: (tuning: { concurrency?: number }) => Dispatcher): Dispatcher {
   const current = () => {
     const scope = currentRequest();
-    return (scope.dispatcher ??= make());
+    return (scope.dispatcher ??= make(scope.concurrency === undefined ? {} : { concurrency: scope.concurrency }));
   };
   return {
     get owner() {

@@ -40,6 +40,8 @@ export interface WorkerRuntime {
   backfillStep(): Promise<BackfillStepResult>;
   /** A cron run's drain: at most WORKER_CRON_PAGE deliveries leased, the rest left to the next minute. */
   drainPage(): Promise<void>;
+  /** What a cron run's request scope sets (`inRequest`): its dispatcher's concurrency. */
+  cronScope: { concurrency: number };
   /** Alerts to ALERT_WEBHOOK_URL, sent under `waitUntil` (`alerts.conflict(...)` for quarantined conflicts). */
   alerts: Alerter;
   /** Records a heartbeat (the cron does, every minute); a gap longer than ALERT_DOWNTIME_MINUTES is logged and alerted. */
@@ -65,6 +67,14 @@ export const WORKER_BACKFILL_PAGE = 25;
  * the next minute's run.
  */
 export const WORKER_CRON_PAGE = 50;
+
+/**
+ * Deliveries a cron run's handlers run at once (DISPATCH_CONCURRENCY if lower). D1 answers one
+ * query at a time per database, so a webhook's claim waits behind whatever the cron has in
+ * flight: two at once keep that wait short while a page of woken runs goes through
+ * (bench/worker-parked.ts). A cron run has minutes of wall time for its page.
+ */
+export const WORKER_CRON_CONCURRENCY = 2;
 
 /**
  * Due deliveries a webhook request's drain may lease besides its own delivery (which its insert
@@ -185,5 +195,6 @@ export function createWorkerRuntime({ env, handlers = [], payloads, logger, cloc
       }
     },
     drainPage: () => dispatcher.runUntilIdle(WORKER_CRON_PAGE),
+    cronScope: { concurrency: Math.min(config.dispatch.concurrency, WORKER_CRON_CONCURRENCY) },
   };
 }

@@ -6,9 +6,11 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { WORKER_CRON_PAGE, WORKER_REQUEST_PAGE } from '../../src/worker/worker-runtime.js';
+import { defineHandler } from '../../src/core/events/define-handler.js';
+import { WORKER_CRON_CONCURRENCY, WORKER_CRON_PAGE, WORKER_REQUEST_PAGE } from '../../src/worker/worker-runtime.js';
 import { handlers, resetStepNotes, stepNotes } from '../fixtures/step-handlers.js';
 import { signDelivery, toRequest, TEST_SECRET } from '../helpers/sign.js';
+import { newDelivery } from '../store/store-contract.js';
 import { countingD1 } from './counting-d1.js';
 import { openWorkerTarget } from './worker-target.js';
 
@@ -67,5 +69,23 @@ describe('bounded drains on the Worker (D1 in workerd)', () => {
     for (const id of ids.slice(0, 20)) expect(await t.store.get(id)).toMatchObject({ status: 'processed', attempts: 1 });
     expect(await t.store.list({ status: 'queued', limit: 10 })).toEqual([]);
     console.info(`D1 per cron run (woken, round trips, statements): ${JSON.stringify(crons)}; the webhook request: ${request.roundTrips} round trips, ${request.statements} statements`);
+  });
+
+  it(`runs at most WORKER_CRON_CONCURRENCY handlers at once in a cron run (D1 answers one query at a time: webhooks wait behind what the cron has in flight)`, async () => {
+    let running = 0;
+    let most = 0;
+    const busy = defineHandler('pod.created', async function busy() {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 2)); // I/O of its own: the next run may start meanwhile
+      running--;
+    });
+    const t = await openWorkerTarget({ secrets: [TEST_SECRET] }, { handlers: [busy], vars: { DISPATCHER: 'on' } });
+    const due = Array.from({ length: 12 }, () => newDelivery({ receivedAt: t.now() - 1_000 }));
+    await t.store.claim(due);
+    const ctx = createExecutionContext();
+    await t.worker.scheduled!(createScheduledController({ scheduledTime: t.now(), cron: '* * * * *' }), t.env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await t.store.list({ status: 'processed', limit: 100 })).toHaveLength(12);
+    expect(most).toBe(WORKER_CRON_CONCURRENCY);
   });
 });
