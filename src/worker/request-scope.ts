@@ -9,7 +9,8 @@ import type { Dispatcher } from '../core/dispatch/dispatcher.js';
  * of these, and finds the current invocation's through AsyncLocalStorage (`nodejs_compat`).
  */
 export interface RequestScope {
-  waitUntil(work: Promise<unknown>): void;
+  /** The invocation's context: its `waitUntil`. */
+  ctx: Pick<ExecutionContext, 'waitUntil'>;
   /** Deliveries this invocation's dispatcher runs at once, when not DISPATCH_CONCURRENCY (the cron's). */
   concurrency?: number;
   /** This invocation's dispatcher, made on its first use (`scopedDispatcher`). */
@@ -20,7 +21,7 @@ const scopes = new AsyncLocalStorage<RequestScope>();
 
 /** Runs one invocation's work (and everything it starts, timers and `waitUntil` work included) in its scope. */
 export function inRequest<T>(ctx: Pick<ExecutionContext, 'waitUntil'>, run: () => T, options: Pick<RequestScope, 'concurrency'> = {}): T {
-  return scopes.run({ waitUntil: (work) => ctx.waitUntil(work), ...options }, run);
+  return scopes.run({ ctx, ...options }, run);
 }
 
 /** The invocation whose code is running now. */
@@ -31,7 +32,9 @@ export function currentRequest(): RequestScope {
 }
 
 /** Keeps `work` alive past the answer, under the current invocation's `waitUntil`. */
-export const waitUntil = (work: Promise<unknown>): void => currentRequest().waitUntil(work);
+export function waitUntil(work: Promise<unknown>): void {
+  currentRequest().ctx.waitUntil(work);
+}
 
 /**
  * One dispatcher per invocation behind one object: each call goes to the current invocation's,
