@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/worker-cpu.ts [--deliveries=N] [--concurrency=C] [--rounds=R]
  *     [--body-bytes=B] [--warm-up=N] [--against=<git ref>] [--ingest-only] [--no-split]
- *     [--no-save | --out=<file>] [--profiles=<dir>]
+ *     [--no-save | --out=<file>] [--profiles=<dir>] [--split-rounds=N]
  *
  * Both Workers are bundled as `wrangler deploy --dry-run` bundles them (wrangler.toml's
  * compatibility date, flags, vars and D1 binding for podhook), and each runs in its own workerd
@@ -30,7 +30,8 @@
  * bill as the Worker's CPU. It also includes workerd's own HTTP parsing and the console output of
  * podhook's log lines (LOG_LEVEL=info, as wrangler.toml ships it).
  *
- * Then (unless --no-split) one more round of each, on fresh processes with the inspector on,
+ * Then (unless --no-split) one more round of each (--split-rounds=N: N, the order rotating, and
+ * the median taken), on fresh processes with the inspector on,
  * splits the CPU by isolate with V8's sampling profiler (profileIsolates): the Worker's own
  * isolate (D1's client wrapper included, as on Cloudflare), D1's simulator isolates, and the
  * remainder outside any isolate. Approximate (sampled), but it brackets the billable part.
@@ -65,6 +66,7 @@ const ingestOnly = process.argv.includes('--ingest-only');
 const against = option('against');
 const outFile = option('out');
 const profilesDir = option('profiles');
+const splitRounds = numberOption('split-rounds', 1);
 const SETTLE_MS = 250;
 const SECRET = 'whsec_bench_worker_cpu_0c7e1f';
 const EVENT_TYPE = 'pod.status.changed';
@@ -408,16 +410,19 @@ async function main() {
     // Where each target's CPU goes, by isolate: one more round of each, on fresh workerd processes
     // with their inspector on (profiling slows them; only the shares are read from it).
     let isolates: Record<string, { process_cpu_us_per_delivery_profiled: number; sampled_us_per_delivery: Record<string, number>; [k: string]: unknown }> | undefined;
+    const isolateRounds: Record<string, number[]> = {};
     if (split) {
       for (const t of targets.splice(0)) await t.mf.dispose();
       const port = await freePort();
       const profiled = await start('d1-split', port);
       isolates = {};
-      for (const [i, t] of profiled.entries()) {
+      // --split-rounds=N: N profiled rounds, the order rotating; each target's isolate figure is their median.
+      const order = [...profiled.entries()];
+      for (let r = 1; r <= splitRounds; r++) for (const [i, t] of [...order.slice((r - 1) % order.length), ...order.slice(0, (r - 1) % order.length)]) {
         let m: Measured | undefined;
         const times = await profileIsolates(port + i, async () => {
-          m = await measure(t, 0, deliveries, pollCost);
-        }, t.name);
+          m = await measure(t, -r, deliveries, pollCost);
+        }, `${t.name}-${r}`);
         const perDelivery: Record<string, number> = {};
         for (const [id, x] of Object.entries(times)) {
           const us = round1(((x.js_ms + x.gc_ms + x.program_ms) / deliveries) * 1000);
@@ -431,8 +436,10 @@ async function main() {
         perDelivery['(the profiler threads)'] = round1((profilerMs / deliveries) * 1000);
         perDelivery['(outside any isolate: workerd native code, V8 background threads)'] = round1(m!.cpu_us_per_delivery - inIsolates - perDelivery['(the profiler threads)']!);
         for (const id of Object.keys(times)) if (!times[id]!.top_self?.length) delete times[id];
-        isolates[t.name] = { process_cpu_us_per_delivery_profiled: m!.cpu_us_per_delivery, sampled_us_per_delivery: perDelivery, profiles: times, threads_ms: m!.threads_ms };
-        console.log(`by isolate, ${t.name} (profiled round, process ${m!.cpu_us_per_delivery} µs/delivery), µs/delivery: ${JSON.stringify(perDelivery)}`);
+        (isolateRounds[t.name] ??= []).push(perDelivery[`core:user:${t.name}`]!);
+        // The first profiled round's detail is kept (its profiles, threads).
+        isolates[t.name] ??= { process_cpu_us_per_delivery_profiled: m!.cpu_us_per_delivery, sampled_us_per_delivery: perDelivery, profiles: times, threads_ms: m!.threads_ms };
+        console.log(`by isolate, ${t.name} (profiled round ${r}, process ${m!.cpu_us_per_delivery} µs/delivery), µs/delivery: ${JSON.stringify(perDelivery)}`);
       }
     }
 
@@ -447,24 +454,28 @@ async function main() {
     const summary = (xs: number[], digits = round1) => ({ median: digits(median(xs)), min: digits(Math.min(...xs)), max: digits(Math.max(...xs)) });
     const names = all.map((t) => t.name);
     const floorMedian = median(per('floor'));
-    /** The Worker's own isolate (what Cloudflare bills, roughly), from the profiled round. */
-    const isolateUs = (name: string) => isolates?.[name]?.sampled_us_per_delivery[`core:user:${name}`];
+    /** The Worker's own isolate (what Cloudflare bills, roughly): the median of the profiled rounds. */
+    const isolateUs = (name: string) => round1(median(isolateRounds[name]!));
+    /** Per profiled round, one target's isolate over another's (both profiled in that round). */
+    const isolateRatios = (a: string, b: string) => isolateRounds[a]!.map((x, i) => x / isolateRounds[b]![i]!);
     const isolate = isolates
       ? Object.fromEntries(
           names.map((name) => [
             name,
             {
               us_per_delivery: isolateUs(name),
+              rounds: isolateRounds[name],
               // The issue's ratio: the Worker's isolate over the floor's whole process (median of the rounds).
-              to_floor_process: round3(isolateUs(name)! / floorMedian),
-              to_floor_isolate: round3(isolateUs(name)! / isolateUs('floor')!),
+              to_floor_process: round3(isolateUs(name) / floorMedian),
+              to_floor_isolate: summary(isolateRatios(name, 'floor'), round3),
+              ...(against && name === 'podhook' ? { to_before_isolate: summary(isolateRatios('podhook', 'podhook-before'), round3) } : {}),
             },
           ]),
         )
       : undefined;
     const report = {
       date: new Date().toISOString(),
-      command: `node --import tsx bench/worker-cpu.ts --deliveries=${deliveries} --concurrency=${concurrency} --rounds=${rounds}${against ? ` --against=${against}` : ''}`,
+      command: `node --import tsx bench/worker-cpu.ts --deliveries=${deliveries} --concurrency=${concurrency} --rounds=${rounds}${split ? ` --split-rounds=${splitRounds}` : ''}${against ? ` --against=${against}` : ''}`,
       ...(against ? { against: spawnSync('git', ['rev-parse', against], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() } : {}),
       head: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
       deliveries,
@@ -498,7 +509,7 @@ async function main() {
         (against ? line('before / floor', report.ratio_podhook_before_to_floor!, 'x') + line('podhook / before', report.ratio_podhook_to_before!, 'x') : '') +
         (isolate
           ? `the Worker's own isolate (profiled round), µs per delivery; over the floor's process median, over the floor's isolate:\n` +
-            names.map((name) => `  ${name.padEnd(22)} ${isolate[name]!.us_per_delivery} µs  ${isolate[name]!.to_floor_process}x  ${isolate[name]!.to_floor_isolate}x\n`).join('')
+            names.map((name) => `  ${name.padEnd(22)} ${isolate[name]!.us_per_delivery} µs  ${isolate[name]!.to_floor_process}x  ${isolate[name]!.to_floor_isolate.median}x${isolate[name]!.to_before_isolate ? `  (over before: ${isolate[name]!.to_before_isolate.median}x, ${isolate[name]!.to_before_isolate.min}-${isolate[name]!.to_before_isolate.max})` : ''}\n`).join('')
           : '') +
         `  rows: ${JSON.stringify(rows)}`,
     );
