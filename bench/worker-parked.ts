@@ -83,8 +83,9 @@ async function paced(url: URL, until: () => boolean): Promise<{ latencies: numbe
           resolve();
         });
       });
-      req.on('error', () => {
-        statuses.error = (statuses.error ?? 0) + 1;
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        const key = `error ${error.code ?? error.message}`;
+        statuses[key] = (statuses[key] ?? 0) + 1;
         resolve();
       });
       req.end(d.body);
