@@ -82,6 +82,13 @@ export interface ReceiverParts {
   onBackfillStarted?: () => void;
   /** Watches handlers' calls to the pod service, and the runs parked on an empty bucket (Node's metrics). */
   pods?: { observer?: PodsObserver; parked?(bucket: string, retryAt: number): void };
+  /**
+   * How the dispatcher is held: one for the process (Node, the default), or the Worker's
+   * `scopedDispatcher`, one per invocation behind one object (each holds its invocation's leases,
+   * timers and handlers in flight, which Workers forbid to share), made by `make` with an owner
+   * and a pod client of its own, and the invocation's concurrency when it sets one.
+   */
+  scopeDispatcher?: (make: (tuning?: { concurrency?: number }) => Dispatcher) => Dispatcher;
   /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
@@ -121,6 +128,8 @@ export interface WiredReceiver {
   dispatcher: Dispatcher;
   /** Steps the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
   backfills: BackfillStepper;
+  /** A stepper of its own (the Worker's cron, once per invocation: a stepper holds the backfill it steps). */
+  backfillStepper(): BackfillStepper;
   /** The pod client handlers' `ctx.pods` calls go through (made on first use). */
   pods: () => Promise<AnsweringPodsClient>;
   alerts: Alerter;
@@ -132,7 +141,8 @@ export interface WiredReceiver {
 /**
  * The steps every runtime shares, in one place: alerts and the heartbeat, the router and the
  * dispatcher, the ingest pipeline with its hand-off to the dispatcher, and the Hono app with
- * readiness and the admin API. Node builds it once; the Worker per request.
+ * readiness and the admin API. Node builds it once; the Worker once per isolate, with a dispatcher
+ * per invocation (`scopeDispatcher`).
  */
 export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { config, store, logger, clock, secrets } = parts;
@@ -151,7 +161,8 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const router = createRouter(parts.handlers);
-  const pods = createPodsAccess({ config: config.pods, store, clock, observer: parts.pods?.observer, onParked: parts.pods?.parked });
+  const podsAccess = () => createPodsAccess({ config: config.pods, store, clock, observer: parts.pods?.observer, onParked: parts.pods?.parked });
+  const pods = podsAccess();
   const features = dispatchFeatures({
     handlers: parts.handlers,
     payloads: parts.payloads,
@@ -161,30 +172,38 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     span: { name: SPAN.dispatch, owner: parts.owner },
   });
   const { ordering } = features;
-  const dispatcher = createDispatcher({
+  const steps = { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) };
+  // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
+  const scope = parts.scope ?? createAsyncScope();
+  const instruments = [...(parts.instruments ?? []), alerts.instrument, ...features.instruments];
+  let made = 0;
+  const scoped = parts.scopeDispatcher;
+  const makeDispatcher = (tuning: { concurrency?: number } = {}): Dispatcher => createDispatcher({
     store,
     router,
     logger,
     clock,
-    owner: parts.owner,
+    // Scoped: an owner of its own (claim ids are `<owner>.<n>`), and a pod client that no other invocation waits on.
+    owner: scoped ? `${parts.owner}.${++made}` : parts.owner,
     ...dispatchTuning(config),
     random: parts.random,
     runner: parts.runner,
-    // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
-    scope: parts.scope ?? createAsyncScope(),
+    scope,
     gate: features.gate,
-    instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments],
+    instruments,
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
     redact,
-    steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
-    pods,
+    steps,
+    pods: scoped ? podsAccess() : pods,
     levelFloor: handlerLevelFloor(config.logLevel),
+    ...tuning,
   });
+  const dispatcher = scoped ? scoped(makeDispatcher) : makeDispatcher();
 
   const shapes = parts.payloads?.shapes;
   const watchDrift = shapes && createDriftWatch({ shapes, store, alerts, logger, onDrift: parts.onDrift });
-  const backfills = createBackfillStepper({
+  const backfillStepper = () => createBackfillStepper({
     store,
     router,
     ordering,
@@ -194,6 +213,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     logger,
     leaseMs: config.dispatch.leaseMs,
   });
+  const backfills = backfillStepper();
 
   const { assertUsable } = parts;
   const claimOne = async (delivery: NewDelivery) => {
@@ -261,6 +281,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     router,
     dispatcher,
     backfills,
+    backfillStepper,
     pods,
     alerts,
     heartbeat,
