@@ -5,7 +5,7 @@ import type { Alerter } from '../core/alerts/alerter.js';
 import { scheduleBackfills, type BackfillScheduler } from '../core/backfill/index.js';
 import { HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
-import { storedApiKeys } from '../core/api-key-store.js';
+import { storedApiKeys } from '../core/pods/api-key-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../api-key-store.js';
+import { DEFAULT_ACCOUNT } from '../pods/api-key-store.js';
 import { systemClock, type Clock } from '../clock.js';
 import { PodsRateLimited } from '../pods/pods-error.js';
 import { DEFAULT_BUCKET_SIZES, type BucketName } from './bucket-size.js';

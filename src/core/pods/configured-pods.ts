@@ -1,4 +1,4 @@
-import type { ApiKeyStore } from '../api-key-store.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { createAccountLimits, type AccountLimits } from '../limits/account-limits.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT, type ApiKeyStore } from '../api-key-store.js';
+import { DEFAULT_ACCOUNT, type ApiKeyStore } from './api-key-store.js';
 import { systemClock, type Clock } from '../clock.js';
 
 /** The compute API key in force and where it came from (never the key in a message: only its source). */

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { parseSpan } from '../time-or-duration.js';
+import { parseSpan } from './time-or-duration.js';
 import { stepIdempotencyKey } from './idempotency-key.js';
 import type { StepSeal } from './seal.js';
 import { describeRunError, parkRequest, RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';

@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
-import { DEFAULT_ACCOUNT } from '../../core/api-key-store.js';
+import { DEFAULT_ACCOUNT } from '../../core/pods/api-key-store.js';
 import { apiKeys, webhookSecrets } from '../sqlite/schema.js';
 
 interface Query {

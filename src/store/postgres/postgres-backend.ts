@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import { createBatcher } from '../../core/batcher.js';
+import { createBatcher } from '../../core/dispatch/batcher.js';
 import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
 import { outcomeParams, toDelivery, type DeliveryRow } from '../row-mapping.js';
 import { buildEachCall, type StoreBackend } from '../store-backend.js';
