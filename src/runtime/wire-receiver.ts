@@ -10,6 +10,7 @@ import type { DispatchInstrument } from '../core/dispatch/dispatch-instrument.js
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
 import type { HandlerRunner } from '../core/runner/handler-runner.js';
 import type { CallScope } from '../core/runner/job-runner.js';
+import { instrumentIngest } from '../core/ingest/ingest-instrument.js';
 import { createAsyncScope } from './async-scope.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
@@ -222,14 +223,14 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   };
   const claim = config.dispatch.enabled ? withHandOff(claimOne, dispatcher, parts.deferAdoption) : claimOne;
   const quarantine = (delivery: NewDelivery, alternateId: string) => store.quarantine(delivery, alternateId);
-  // Traced ingest steps, or the steps themselves: no tracing, no wrapper.
-  const traced = tracing?.ingest;
+  // Instrumented ingest steps (traced), or the steps themselves: no instrument, no wrapper.
+  const instrumented = instrumentIngest(features.ingestInstruments, { claim, quarantine, onOutcome: parts.onOutcome });
   const receive = createReceiver({
     crypto: parts.crypto,
     clock,
     secrets,
-    claim: traced ? traced.claim(claim) : claim,
-    quarantine: traced ? traced.quarantine(quarantine) : quarantine,
+    claim: instrumented.claim,
+    quarantine: instrumented.quarantine,
     onConflict: (conflict) => {
       parts.onConflict?.(conflict);
       // Named by the id it is stored under: what an operator looks up before replaying it.
@@ -244,9 +245,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       if (shapes && watchDrift && delivery.status === 'queued' && Object.hasOwn(shapes.types, delivery.eventType)) parts.afterAnswer(() => watchDrift(delivery));
     },
   });
-  const onOutcome = traced ? traced.outcome(parts.onOutcome) : parts.onOutcome;
-  const untraced = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome });
-  const ingest = traced ? traced.ingest(untraced, config.webhookPath) : untraced;
+  const ingest = instrumented.request(createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: instrumented.onOutcome }), config.webhookPath);
 
   const { adminToken } = config;
   const drainSoon = parts.drainSoon ?? ((d: Dispatcher) => d.wake());
