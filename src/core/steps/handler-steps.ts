@@ -5,7 +5,7 @@ import type { StepSeal } from './seal.js';
 import { describeRunError, parkRequest, RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
 import type { StepJournal } from './step-journal.js';
 import type { RecordedRun, StepRecord } from './step-record.js';
-import type { CallScope, StepFrame } from '../runner/job-runner.js';
+import type { CallScope, StepFrame } from '../runner/call-scope.js';
 import { decodeResult, encodeResult } from './step-result.js';
 
 /** The longest sleep: 30 days. */
