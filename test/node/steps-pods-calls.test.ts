@@ -114,5 +114,37 @@ for (const threads of ['0', '1'] as const) {
       // Every id the service saw, once per run: no two runs' calls share one unless they are a step's retry.
       expect(new Set(service.requests.map((r) => r.requestId)).size).toBe(10);
     });
+
+    it('ctx.pods called 300 ms after the handler returned is refused with step_after_return; no request reaches the service (47 item 5)', { timeout: 30_000 }, async () => {
+      const service = await queueingService();
+      const t = await serve(threads, service);
+      const id = await t.deliver('pod.created', { pods: { a: randomUUID() } });
+      await t.settled(id, 'processed');
+      await vi.waitFor(() => expect(t.lines().filter((l) => l.id === id)).toHaveLength(1), { timeout: 10_000, interval: 25 });
+      const [late] = t.lines().filter((l) => l.id === id);
+      expect(late).toMatchObject({ what: 'refused', code: 'step_after_return', error: expect.stringContaining('ctx.pods was called after the handler returned') });
+      expect(service.requests).toHaveLength(0);
+      expect(await t.server.runtime.store.get(id)).toMatchObject({ status: 'processed', attempts: 1, lastError: null });
+    });
+
+    it('a call waiting for its bucket token when the run times out is cancelled: no request is sent after the run ended (47 item 5)', { timeout: 40_000 }, async () => {
+      const service = await queueingService();
+      // One write per 2 s: the handler's second call waits for the token its first took, past its 1 s limit.
+      const t = await serve(threads, service, { SVC_WRITE_LIMIT: '1/2s', DISPATCH_MAX_ATTEMPTS: '1' });
+      const pods = { a: randomUUID(), b: randomUUID() };
+      const id = await t.deliver('pod.expiring', { pods });
+      await t.settled(id, 'dead');
+      expect((await t.server.runtime.store.get(id))?.lastError).toMatch(/^tokenWait: HandlerTimeoutError: timed out after 1000 ms/);
+      // The waiting call ended with the run, its wait cut short by the run's signal.
+      const said = t.lines().filter((l) => l.id === id);
+      expect(said.map((l) => l.what)).toEqual(['first sent', 'second refused']);
+      expect(said[1]!.error).toMatch(/timed out after 1000 ms/);
+      // A call after it waits for the next token and is sent: had the cancelled call kept its
+      // place, its request would have come at the token before this one.
+      const after = randomUUID();
+      const marker = await t.deliver('pod.active', { pods: { a: after } });
+      await t.settled(marker, 'processed');
+      expect(service.requests.map((r) => podOf(r.url))).toEqual([pods.a, after]);
+    });
   });
 }
