@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import { loadValidRegistry } from '../../src/node/handler-registry.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EffectLine } from '../fixtures/concurrent-step-handlers.js';
 import { CONCURRENT_STEP_REGISTRY } from '../fixtures/registry-paths.js';
 import { captureLogger } from '../helpers/capture-logger.js';
@@ -28,9 +29,13 @@ afterEach(async () => {
 /** A fake service answering every action 202, recording each request. */
 const queueingService = () => fakeService((req, res) => json(res, 202, QUEUED(/\/pods\/([^/]+)\//.exec(req.url ?? '')?.[1] ?? '')));
 
-/** `podhook serve` in this process with the fixture registry, its handlers in this thread (`0`) or one thread of their own. */
-async function serve(threads: '0' | '1', service: FakeService, env: Record<string, string> = {}) {
-  const dir = tempDir();
+/**
+ * `podhook serve` in this process with the fixture registry, its handlers in this thread (`0`) or
+ * one thread of their own; on a fresh database, or on the one in `on.dir`, with only the handlers
+ * `on.only` names (in this thread).
+ */
+async function serve(threads: '0' | '1', service: FakeService, env: Record<string, string> = {}, on: { dir?: string; only?: string[] } = {}) {
+  const dir = on.dir ?? tempDir();
   const config = parseConfig({
     DATABASE_PATH: dbIn(dir),
     SVC_WEBHOOK_SECRET: TEST_SECRET,
@@ -44,9 +49,11 @@ async function serve(threads: '0' | '1', service: FakeService, env: Record<strin
     ADMIN_TOKEN,
     ...env,
   });
-  const { handlers, payloads, module } = await loadValidRegistry(CONCURRENT_STEP_REGISTRY);
+  const registry = await loadValidRegistry(CONCURRENT_STEP_REGISTRY);
+  const { only } = on;
+  const handlers = only ? registry.handlers.filter((h) => only.includes(h.name)) : registry.handlers;
   const log = captureLogger();
-  const server = await startServer({ config, logger: log.logger, handlers, payloads, handlersModule: module });
+  const server = await startServer({ config, logger: log.logger, handlers, payloads: registry.payloads, handlersModule: only ? undefined : registry.module });
   started.push(server);
   await server.handlersReady;
   const record = join(dir, 'effects.jsonl');
@@ -66,7 +73,7 @@ async function serve(threads: '0' | '1', service: FakeService, env: Record<strin
     });
     expect(await res.json()).toEqual({ replayed: 1 });
   };
-  return { server, log, lines, deliver, status, settled, replayFresh };
+  return { dir, server, log, lines, deliver, status, settled, replayFresh };
 }
 
 /** The pod a request was about (`/pods/v1/pods/<id>/actions`). */
@@ -144,6 +151,30 @@ for (const threads of ['0', '1'] as const) {
       const after = randomUUID();
       const marker = await t.deliver('pod.active', { pods: { a: after } });
       await t.settled(marker, 'processed');
+      expect(service.requests.map((r) => podOf(r.url))).toEqual([pods.a, after]);
+    });
+
+    it('a call waiting for its bucket token when the receiver shuts down is cancelled: no request is sent after (47 item 5)', { timeout: 40_000 }, async () => {
+      const service = await queueingService();
+      const limits = { SVC_WRITE_LIMIT: '1/3s' };
+      const t = await serve(threads, service, { ...limits, SHUTDOWN_GRACE_MS: '200' });
+      const pods = { a: randomUUID(), b: randomUUID() };
+      const id = await t.deliver('pod.destroyed', { pods });
+      await vi.waitFor(() => expect(t.lines().map((l) => l.what)).toContain('first sent'), { timeout: 10_000, interval: 25 });
+      // The second call waits about 3 s for its token; the receiver stops meanwhile.
+      await t.server.close(200);
+      started.splice(started.indexOf(t.server), 1);
+      expect(service.requests.map((r) => podOf(r.url))).toEqual([pods.a]);
+      // Interrupted, not failed: due again, no attempt counted.
+      const stopped = openSqliteStore(dbIn(t.dir));
+      expect(await stopped.store.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
+      stopped.close();
+      // Another receiver on the same database (the same buckets) sends a call with the next
+      // token: had the cancelled call kept its place, its request would have come before this one.
+      const next = await serve('0', service, limits, { dir: t.dir, only: ['patientCall'] });
+      const after = randomUUID();
+      const marker = await next.deliver('pod.active', { pods: { a: after } });
+      await next.settled(marker, 'processed');
       expect(service.requests.map((r) => podOf(r.url))).toEqual([pods.a, after]);
     });
   });
