@@ -105,7 +105,12 @@ interface Thread {
   /** Taking no new runs: replaced once its runs are done. */
   retiring: boolean;
   gone: boolean;
-  /** The watchdog: one timer, for the earliest `stuckAt` of its runs. */
+  /**
+   * Runs ended on this side (a lost lease) that the thread has not answered yet, by id, with their
+   * `stuckAt`: a thread that loops in an ended run's code is still watched, and replaced.
+   */
+  ended: Map<number, number>;
+  /** The watchdog: one timer, for the earliest `stuckAt` of its runs (ended ones too). */
   watch?: { at: number; timer: ReturnType<typeof setTimeout> };
 }
 
@@ -167,7 +172,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, env, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
     worker.unref();
     let loaded!: (ok: boolean) => void;
-    const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
+    const thread: Thread = { worker, pending: new Map(), ended: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
     worker.on('message', (m: FromThread) => {
       countWork('message_from_thread');
       switch (m.t) {
@@ -220,7 +225,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
 
   function done(thread: Thread, m: Extract<FromThread, { t: 'done' }>) {
     const p = thread.pending.get(m.id);
-    if (!p) return; // ended already (a time limit on this side, an abort): its late answer is dropped
+    if (!p) return void thread.ended.delete(m.id); // ended already (a time limit on this side, an abort): its late answer is dropped
     thread.pending.delete(m.id);
     p.asks?.abort(new Error('the run has ended'));
     writeLines(p, m.lines);
@@ -388,9 +393,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       const now = clock();
       let next = Infinity;
       let overdue = false;
-      for (const p of thread.pending.values()) {
-        if (p.stuckAt <= now) overdue = true;
-        else next = Math.min(next, p.stuckAt);
+      for (const stuckAt of [...[...thread.pending.values()].map((p) => p.stuckAt), ...thread.ended.values()]) {
+        if (stuckAt <= now) overdue = true;
+        else next = Math.min(next, stuckAt);
       }
       if (overdue) void stuck(thread);
       else if (next !== Infinity) watch(thread, next);
@@ -515,6 +520,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       for (const p of [...thread.pending.values()]) {
         if (eventId !== undefined && p.job.delivery.eventId !== eventId) continue;
         thread.pending.delete(p.id);
+        // Watched until the thread answers it: its code may be the loop that keeps the thread.
+        thread.ended.set(p.id, p.stuckAt);
         p.asks?.abort(reason);
         for (const index of p.sent) p.settle(index, { ...failure(p, index, 'interrupted', reason.name, reason.message), error: `${reason.name}: ${reason.message}` });
         if (!sent) post(thread, { t: 'abort', eventId, reason: reason.message });
