@@ -28,7 +28,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts', 'handlers/**/*.test.ts'],
           exclude: ['test/worker/**'],
           // One real PostgreSQL server for the run; each test file makes its own databases on it.
-          globalSetup: ['./test/postgres/postgres.global.ts'],
+          // One build of the current sources for the run, which spawned `podhook` processes start from.
+          globalSetup: ['./test/postgres/postgres.global.ts', './test/build/podhook-build.global.ts'],
         },
       },
       {

@@ -4,7 +4,8 @@
  * the Worker counterpart of the Node bench's `limit`. Issue 30, "Cost per delivery".
  *
  *   node --import tsx bench/worker-cpu.ts [--deliveries=N] [--concurrency=C] [--rounds=R]
- *     [--body-bytes=B] [--warm-up=N] [--ingest-only] [--no-split] [--no-save]
+ *     [--body-bytes=B] [--warm-up=N] [--against=<git ref>] [--ingest-only] [--no-split]
+ *     [--no-save | --out=<file>] [--profiles=<dir>] [--split-rounds=N]
  *
  * Both Workers are bundled as `wrangler deploy --dry-run` bundles them (wrangler.toml's
  * compatibility date, flags, vars and D1 binding for podhook), and each runs in its own workerd
@@ -16,7 +17,9 @@
  * under `ctx.waitUntil` after the 200, and a delivery is done when its row leaves `queued`
  * (polled in D1 every 50 ms; the polls' own cost, calibrated while idle, is subtracted), then
  * 250 ms more for what is left under waitUntil. `--ingest-only` adds podhook with DISPATCHER=off
- * to the rotation (a diagnostic: what ingest alone costs).
+ * to the rotation (a diagnostic: what ingest alone costs). `--against=<ref>` adds podhook as it is
+ * at that commit (`git archive`, bundled the same way, its own workerd and D1) as
+ * `podhook-before`: a paired before/after comparison of a change, both measured in one run.
  *
  * CPU time: the workerd process's user + system time summed over its threads
  * (/proc/<pid>/task/<tid>/schedstat, ns; /proc/<pid>/stat's 10 ms ticks kept as a check) over a
@@ -27,7 +30,8 @@
  * bill as the Worker's CPU. It also includes workerd's own HTTP parsing and the console output of
  * podhook's log lines (LOG_LEVEL=info, as wrangler.toml ships it).
  *
- * Then (unless --no-split) one more round of each, on fresh processes with the inspector on,
+ * Then (unless --no-split) one more round of each (--split-rounds=N: N, the order rotating, and
+ * the median taken), on fresh processes with the inspector on,
  * splits the CPU by isolate with V8's sampling profiler (profileIsolates): the Worker's own
  * isolate (D1's client wrapper included, as on Cloudflare), D1's simulator isolates, and the
  * remainder outside any isolate. Approximate (sampled), but it brackets the billable part.
@@ -37,7 +41,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -48,27 +52,25 @@ import type { Readable } from 'node:stream';
 import { WebSocket } from 'undici';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { eventBody } from './load-client.js';
+import { applyMigrations, bundle, numberOption, option, checkout, ROOT, send, startWorkerd, type D1, type Signed } from './workerd-harness.js';
 import { signDelivery } from '../src/testing/sign.js';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const arg = (name: string, fallback: number) => {
-  const value = process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  return value === undefined ? fallback : Number(value);
-};
-const deliveries = arg('deliveries', 2000);
-const concurrency = arg('concurrency', 16);
-const rounds = arg('rounds', 5);
-const bodyBytes = arg('body-bytes', 1024);
-const warmUp = arg('warm-up', 300);
+const deliveries = numberOption('deliveries', 2000);
+const concurrency = numberOption('concurrency', 16);
+const rounds = numberOption('rounds', 5);
+const bodyBytes = numberOption('body-bytes', 1024);
+const warmUp = numberOption('warm-up', 300);
 const save = !process.argv.includes('--no-save');
 const split = !process.argv.includes('--no-split');
 const ingestOnly = process.argv.includes('--ingest-only');
+const against = option('against');
+const outFile = option('out');
+const profilesDir = option('profiles');
+const splitRounds = numberOption('split-rounds', 1);
 const SETTLE_MS = 250;
 const SECRET = 'whsec_bench_worker_cpu_0c7e1f';
 const EVENT_TYPE = 'pod.status.changed';
 
-Object.assign(process.env, { WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true' });
-delete process.env.CLOUDFLARE_API_TOKEN;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (xs: number[]) => {
@@ -105,40 +107,8 @@ function cpuTimes() {
   return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
 }
 
-/** workerd processes that are children of this process. */
-function workerdChildren(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (comm === 'workerd' && ppid === process.pid) pids.push(Number(entry));
-    } catch {
-      // exited while listing
-    }
-  }
-  return pids;
-}
-
-/** `wrangler deploy --dry-run --outdir`: the bundle a deploy would upload. */
-function bundle(outdir: string, entry?: string): string {
-  const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', outdir, ...(entry ? [entry] : [])], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (result.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${result.stdout}\n${result.stderr}`);
-  const js = readdirSync(outdir).find((f) => f.endsWith('.js'));
-  if (!js) throw new Error(`no bundle in ${outdir}`);
-  return join(outdir, js);
-}
-
-/** The D1 binding as Miniflare hands it to Node (a proxy into workerd). */
-type D1 = Awaited<ReturnType<Miniflare['getD1Database']>>;
-
 interface Target {
-  name: 'podhook' | 'floor' | 'podhook-ingest-only';
+  name: 'podhook' | 'podhook-before' | 'floor' | 'podhook-ingest-only';
   /** Runs handlers after the response: the round waits until no delivery is queued. */
   dispatches: boolean;
   mf: Miniflare;
@@ -148,53 +118,11 @@ interface Target {
 }
 
 async function startTarget(name: Target['name'], scriptPath: string, base: WorkerOptions, inspectorPort?: number): Promise<Target> {
-  const before = new Set(workerdChildren());
-  const mf = new Miniflare({
-    ...base,
-    ...(inspectorPort ? { inspectorPort } : {}),
-    name,
-    modules: true,
-    scriptPath,
-    modulesRoot: join(scriptPath, '..'),
-    // Straight to the Worker, as on Cloudflare: not through Miniflare's entry worker, which adds
-    // its own routing and request handling (its CPU would count in both targets).
-    unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }],
-    // Drain workerd's stdout (podhook's log lines) without printing it.
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.resume();
-      stderr.on('data', (chunk: Buffer) => {
-        const text = chunk.toString();
-        if (/error/i.test(text)) process.stderr.write(`[${name} workerd] ${text}`);
-      });
-    },
-  } as ConstructorParameters<typeof Miniflare>[0]);
-  await mf.ready;
-  const url = await mf.unsafeGetDirectURL(name);
-  const pid = workerdChildren().find((p) => !before.has(p));
-  if (!pid) throw new Error(`${name}: no workerd process found`);
-  // workerd (every thread) on core 0, as the Node bench pins its targets.
-  spawnSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
-  const dispatches = name === 'podhook';
+  const { mf, url, pid } = await startWorkerd({ name, scriptPath, options: base, inspectorPort });
+  const dispatches = name === 'podhook' || name === 'podhook-before';
   const target: Target = { name, mf, url, pid, dispatches };
   if (name !== 'floor') target.db = (await mf.getD1Database('DB')) as unknown as D1;
   return target;
-}
-
-/** drizzle/sqlite/*.sql in order, statement by statement (drizzle-kit's breakpoints). */
-async function applyMigrations(db: D1) {
-  const dir = join(ROOT, 'drizzle/sqlite');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
-    const statements = readFileSync(join(dir, file), 'utf8')
-      .split('--> statement-breakpoint')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    await db.batch(statements.map((s) => db.prepare(s)));
-  }
-}
-
-interface Signed {
-  headers: Record<string, string>;
-  body: Buffer;
 }
 
 async function signBatch(n: number): Promise<Signed[]> {
@@ -205,30 +133,6 @@ async function signBatch(n: number): Promise<Signed[]> {
     out.push({ headers: { ...d.headers, 'content-length': String(d.body.byteLength) }, body: Buffer.from(d.body) });
   }
   return out;
-}
-
-/** Sends every delivery, `concurrency` in flight over keep-alive connections; counts statuses. */
-async function send(url: URL, batch: Signed[]): Promise<Record<string, number>> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const statuses: Record<string, number> = {};
-  let next = 0;
-  const one = (d: Signed) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: url.port, path: '/webhooks', method: 'POST', headers: d.headers, agent }, (res) => {
-        statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
-        res.resume();
-        res.on('end', resolve);
-      });
-      req.on('error', reject);
-      req.end(d.body);
-    });
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < batch.length) await one(batch[next++]!);
-    }),
-  );
-  agent.destroy();
-  return statuses;
 }
 
 const PENDING_SQL = "SELECT count(*) AS n FROM deliveries WHERE status = 'queued'";
@@ -285,6 +189,8 @@ interface IsolateTime {
   program_ms: number;
   /** The functions the most samples were in (self time), for the isolates that did work. */
   top_self?: string[];
+  /** The functions the most samples were under (their callees included). */
+  top_total?: string[];
 }
 
 /**
@@ -298,7 +204,7 @@ interface IsolateTime {
  */
 const SAMPLE_US = 500;
 
-async function profileIsolates(port: number, work: () => Promise<void>): Promise<Record<string, IsolateTime>> {
+async function profileIsolates(port: number, work: () => Promise<void>, label: string): Promise<Record<string, IsolateTime>> {
   // The Worker's isolate and D1's two (the others, Miniflare's plumbing, stay idle on this path);
   // each profiled isolate adds a sampling thread's wake-ups to the process.
   const list = ((await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ id: string }>).filter(({ id }) => /^(core:user:|d1:)/.test(id));
@@ -332,11 +238,16 @@ async function profileIsolates(port: number, work: () => Promise<void>): Promise
   const out: Record<string, IsolateTime> = {};
   for (const s of sessions) {
     const { profile } = await s.call('Profiler.stop');
+    // `--profiles=<dir>`: each isolate's profile as a .cpuprofile (Chrome DevTools, speedscope).
+    if (profilesDir) writeFileSync(join(profilesDir, `${label}-${s.id.replace(/[^\w.-]+/g, '_')}.cpuprofile`), JSON.stringify(profile));
     const kind = new Map<number, string>(profile.nodes.map((n: any) => [n.id, n.callFrame.functionName]));
     const frame = new Map<number, string>(
       profile.nodes.map((n: any) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${basename(n.callFrame.url || '')}:${n.callFrame.lineNumber + 1}`]),
     );
     const self = new Map<string, number>();
+    const total = new Map<string, number>();
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
     const t: IsolateTime = { js_ms: 0, gc_ms: 0, program_ms: 0 };
     profile.samples.forEach((node: number) => {
       // Sample count × interval, not timeDeltas: V8 skips a sample while another isolate holds
@@ -345,12 +256,16 @@ async function profileIsolates(port: number, work: () => Promise<void>): Promise
       const k = kind.get(node);
       if (k === '(idle)') return;
       self.set(frame.get(node)!, (self.get(frame.get(node)!) ?? 0) + 1);
+      const seen = new Set<string>();
+      for (let at: number | undefined = node; at !== undefined; at = parent.get(at)) seen.add(frame.get(at)!);
+      for (const f of seen) total.set(f, (total.get(f) ?? 0) + 1);
       if (k === '(garbage collector)') t.gc_ms += ms;
       else if (k === '(program)') t.program_ms += ms;
       else t.js_ms += ms;
     });
     out[s.id] = { samples: profile.samples.length, wall_ms: round1((profile.endTime - profile.startTime) / 1000), js_ms: round1(t.js_ms), gc_ms: round1(t.gc_ms), program_ms: round1(t.program_ms),
       top_self: [...self].sort((a, b) => b[1] - a[1]).slice(0, 12).filter(([, n]) => n > 1).map(([f, n]) => `${round1((n * SAMPLE_US) / 1000)} ms ${f}`),
+      top_total: [...total].filter(([f]) => !f.startsWith('(root)')).sort((a, b) => b[1] - a[1]).slice(0, 40).filter(([, n]) => n > 1).map(([f, n]) => `${round1((n * SAMPLE_US) / 1000)} ms ${f}`),
     };
     s.ws.close();
   }
@@ -382,7 +297,7 @@ async function measure(target: Target, roundNo: number, n: number, pollCost: num
   const host0 = cpuTimes();
   const ticks0 = processCpuMs(target.pid);
   const t0 = performance.now();
-  const statuses = await send(target.url, batch);
+  const statuses = await send(target.url, batch, concurrency);
   const polls = target.dispatches ? await waitDispatched(target.db!) : 0;
   // What the last requests left under waitUntil (the drift check, a log line) ends too.
   await sleep(SETTLE_MS);
@@ -425,60 +340,55 @@ async function main() {
   try {
     console.log('bundling (wrangler deploy --dry-run) ...');
     const podhookScript = bundle(join(work, 'podhook'));
+    const beforeScript = against ? bundle(join(work, 'podhook-before'), undefined, checkout(against, join(work, 'before-tree'))) : undefined;
     const floorScript = bundle(join(work, 'floor'), 'bench/targets/worker-floor.ts');
+    // The bundles beside the profiles: their line numbers are the bundles'.
+    if (profilesDir) for (const [name, script] of [['podhook', podhookScript], ['podhook-before', beforeScript]] as const) if (script) copyFileSync(script, join(profilesDir, `${name}.js`));
     // wrangler.toml's compatibility date, flags, vars and D1 binding, as `wrangler dev` reads them.
     const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
     const common = { compatibilityDate: workerOptions.compatibilityDate, compatibilityFlags: workerOptions.compatibilityFlags };
+    const withD1 = (d1Dir: string, vars: Record<string, string> = {}) =>
+      ({
+        ...common,
+        d1Databases: workerOptions.d1Databases,
+        bindings: { ...(workerOptions.bindings as Record<string, unknown>), SVC_WEBHOOK_SECRET: SECRET, ...vars },
+        d1Persist: join(work, d1Dir),
+      }) as WorkerOptions;
+    // Every target in its own workerd (and D1): podhook, podhook at --against, the floor, ingest only.
+    const plan: Array<[Target['name'], string, (d1Dir: string) => WorkerOptions]> = [
+      ['podhook', podhookScript, (d) => withD1(d)],
+      ...(beforeScript ? [['podhook-before', beforeScript, (d: string) => withD1(`${d}-before`)] as [Target['name'], string, (d1Dir: string) => WorkerOptions]] : []),
+      ['floor', floorScript, () => common as WorkerOptions],
+      ...(ingestOnly ? [['podhook-ingest-only', podhookScript, (d: string) => withD1(`${d}-ingest`, { DISPATCHER: 'off' })] as [Target['name'], string, (d1Dir: string) => WorkerOptions]] : []),
+    ];
     const start = async (d1Dir: string, inspectorPort?: number) => {
-      const podhook = await startTarget(
-        'podhook',
-        podhookScript,
-        {
-          ...common,
-          d1Databases: workerOptions.d1Databases,
-          bindings: { ...(workerOptions.bindings as Record<string, unknown>), SVC_WEBHOOK_SECRET: SECRET },
-          d1Persist: join(work, d1Dir),
-        } as WorkerOptions,
-        inspectorPort,
-      );
-      targets.push(podhook);
-      const floor = await startTarget('floor', floorScript, common as WorkerOptions, inspectorPort && inspectorPort + 1);
-      targets.push(floor);
-      await applyMigrations(podhook.db!);
-      // Warm up both (JIT, D1's statement caches), unmeasured.
-      for (const t of [podhook, floor]) {
-        const statuses = await send(t.url, await signBatch(warmUp));
+      const started: Target[] = [];
+      for (const [i, [name, script, options]] of plan.entries()) {
+        const t = await startTarget(name, script, options(d1Dir), inspectorPort && inspectorPort + i);
+        targets.push(t);
+        started.push(t);
+        if (t.db) await applyMigrations(t.db);
+      }
+      // Warm up each (JIT, D1's statement caches), unmeasured.
+      for (const t of started) {
+        const statuses = await send(t.url, await signBatch(warmUp), concurrency);
         if (t.dispatches) await waitDispatched(t.db!);
         if (statuses['200'] !== warmUp) throw new Error(`${t.name} warm-up: ${JSON.stringify(statuses)}`);
       }
-      return { podhook, floor };
+      return started;
     };
-    const { podhook, floor } = await start('d1');
-    console.log(`workerd pids: podhook ${podhook.pid}, floor ${floor.pid}; ${basename(podhookScript)} ${Math.round(readFileSync(podhookScript).length / 1024)} KiB`);
-
-    // Diagnostic: podhook with DISPATCHER=off (ingest only, no handlers), in the same rotation.
-    let ingest: Target | undefined;
-    if (ingestOnly) {
-      ingest = await startTarget('podhook-ingest-only', podhookScript, {
-        ...common,
-        d1Databases: workerOptions.d1Databases,
-        bindings: { ...(workerOptions.bindings as Record<string, unknown>), SVC_WEBHOOK_SECRET: SECRET, DISPATCHER: 'off' },
-        d1Persist: join(work, 'd1-ingest'),
-      } as WorkerOptions);
-      targets.push(ingest);
-      await applyMigrations(ingest.db!);
-      const statuses = await send(ingest.url, await signBatch(warmUp));
-      if (statuses['200'] !== warmUp) throw new Error(`${ingest.name} warm-up: ${JSON.stringify(statuses)}`);
-    }
+    const all = await start('d1');
+    const podhook = all[0]!;
+    console.log(`workerd pids: ${all.map((t) => `${t.name} ${t.pid}`).join(', ')}; ${basename(podhookScript)} ${Math.round(readFileSync(podhookScript).length / 1024)} KiB`);
 
     const pollCost = await pollCostMs(podhook);
     console.log(`one D1 poll costs workerd ${round3(pollCost)} ms (subtracted per poll)`);
 
     const results: Measured[] = [];
     for (let r = 1; r <= rounds; r++) {
-      const all = ingest ? [podhook, floor, ingest] : [podhook, floor];
-      // Alternate the order from round to round (with three, rotate it).
-      const order = all.length === 2 ? (r % 2 ? all : [...all].reverse()) : [...all.slice((r - 1) % 3), ...all.slice(0, (r - 1) % 3)];
+      // Alternate the order from round to round (with more than two, rotate it).
+      const shift = (r - 1) % all.length;
+      const order = all.length === 2 ? (r % 2 ? all : [...all].reverse()) : [...all.slice(shift), ...all.slice(0, shift)];
       for (const t of order) {
         const m = await measure(t, r, deliveries, pollCost);
         results.push(m);
@@ -491,22 +401,28 @@ async function main() {
     }
 
     // Every delivery dispatched: its row processed.
-    const counts = await podhook.db!.prepare('SELECT status, count(*) AS n FROM deliveries GROUP BY status').all<{ status: string; n: number }>();
-    const deliveryStatuses = Object.fromEntries(counts.results.map((c) => [c.status, c.n]));
+    const rows: Record<string, Record<string, number>> = {};
+    for (const t of all.filter((x) => x.db)) {
+      const counts = await t.db!.prepare('SELECT status, count(*) AS n FROM deliveries GROUP BY status').all<{ status: string; n: number }>();
+      rows[t.name] = Object.fromEntries(counts.results.map((c) => [c.status, c.n]));
+    }
 
-    // Where podhook's CPU goes, by isolate: one more round of each, on fresh workerd processes
+    // Where each target's CPU goes, by isolate: one more round of each, on fresh workerd processes
     // with their inspector on (profiling slows them; only the shares are read from it).
-    let isolates: Record<string, unknown> | undefined;
+    let isolates: Record<string, { process_cpu_us_per_delivery_profiled: number; sampled_us_per_delivery: Record<string, number>; [k: string]: unknown }> | undefined;
+    const isolateRounds: Record<string, number[]> = {};
     if (split) {
       for (const t of targets.splice(0)) await t.mf.dispose();
       const port = await freePort();
       const profiled = await start('d1-split', port);
       isolates = {};
-      for (const [t, p] of [[profiled.podhook, port], [profiled.floor, port + 1]] as const) {
+      // --split-rounds=N: N profiled rounds, the order rotating; each target's isolate figure is their median.
+      const order = [...profiled.entries()];
+      for (let r = 1; r <= splitRounds; r++) for (const [i, t] of [...order.slice((r - 1) % order.length), ...order.slice(0, (r - 1) % order.length)]) {
         let m: Measured | undefined;
-        const times = await profileIsolates(p, async () => {
-          m = await measure(t, 0, deliveries, pollCost);
-        });
+        const times = await profileIsolates(port + i, async () => {
+          m = await measure(t, -r, deliveries, pollCost);
+        }, `${t.name}-${r}`);
         const perDelivery: Record<string, number> = {};
         for (const [id, x] of Object.entries(times)) {
           const us = round1(((x.js_ms + x.gc_ms + x.program_ms) / deliveries) * 1000);
@@ -520,21 +436,48 @@ async function main() {
         perDelivery['(the profiler threads)'] = round1((profilerMs / deliveries) * 1000);
         perDelivery['(outside any isolate: workerd native code, V8 background threads)'] = round1(m!.cpu_us_per_delivery - inIsolates - perDelivery['(the profiler threads)']!);
         for (const id of Object.keys(times)) if (!times[id]!.top_self?.length) delete times[id];
-        isolates[t.name] = { process_cpu_us_per_delivery_profiled: m!.cpu_us_per_delivery, sampled_us_per_delivery: perDelivery, profiles: times, threads_ms: m!.threads_ms };
-        console.log(`by isolate, ${t.name} (profiled round, process ${m!.cpu_us_per_delivery} µs/delivery), µs/delivery: ${JSON.stringify(perDelivery)}`);
+        (isolateRounds[t.name] ??= []).push(perDelivery[`core:user:${t.name}`]!);
+        // The first profiled round's detail is kept (its profiles, threads).
+        isolates[t.name] ??= { process_cpu_us_per_delivery_profiled: m!.cpu_us_per_delivery, sampled_us_per_delivery: perDelivery, profiles: times, threads_ms: m!.threads_ms };
+        console.log(`by isolate, ${t.name} (profiled round ${r}, process ${m!.cpu_us_per_delivery} µs/delivery), µs/delivery: ${JSON.stringify(perDelivery)}`);
       }
     }
 
     const per = (name: string) => results.filter((m) => m.target === name).map((m) => m.cpu_us_per_delivery);
-    const ratios = Array.from({ length: rounds }, (_, i) => {
-      const p = results.find((m) => m.target === 'podhook' && m.round === i + 1)!;
-      const f = results.find((m) => m.target === 'floor' && m.round === i + 1)!;
-      return p.cpu_us_per_delivery / f.cpu_us_per_delivery;
-    });
+    /** Per round, one target's figure over another's (both measured in that round). */
+    const ratiosOf = (a: string, b: string) =>
+      Array.from({ length: rounds }, (_, i) => {
+        const x = results.find((m) => m.target === a && m.round === i + 1)!;
+        const y = results.find((m) => m.target === b && m.round === i + 1)!;
+        return x.cpu_us_per_delivery / y.cpu_us_per_delivery;
+      });
     const summary = (xs: number[], digits = round1) => ({ median: digits(median(xs)), min: digits(Math.min(...xs)), max: digits(Math.max(...xs)) });
+    const names = all.map((t) => t.name);
+    const floorMedian = median(per('floor'));
+    /** The Worker's own isolate (what Cloudflare bills, roughly): the median of the profiled rounds. */
+    const isolateUs = (name: string) => round1(median(isolateRounds[name]!));
+    /** Per profiled round, one target's isolate over another's (both profiled in that round). */
+    const isolateRatios = (a: string, b: string) => isolateRounds[a]!.map((x, i) => x / isolateRounds[b]![i]!);
+    const isolate = isolates
+      ? Object.fromEntries(
+          names.map((name) => [
+            name,
+            {
+              us_per_delivery: isolateUs(name),
+              rounds: isolateRounds[name],
+              // The issue's ratio: the Worker's isolate over the floor's whole process (median of the rounds).
+              to_floor_process: round3(isolateUs(name) / floorMedian),
+              to_floor_isolate: summary(isolateRatios(name, 'floor'), round3),
+              ...(against && name === 'podhook' ? { to_before_isolate: summary(isolateRatios('podhook', 'podhook-before'), round3) } : {}),
+            },
+          ]),
+        )
+      : undefined;
     const report = {
       date: new Date().toISOString(),
-      command: `node --import tsx bench/worker-cpu.ts --deliveries=${deliveries} --concurrency=${concurrency} --rounds=${rounds}`,
+      command: `node --import tsx bench/worker-cpu.ts --deliveries=${deliveries} --concurrency=${concurrency} --rounds=${rounds}${split ? ` --split-rounds=${splitRounds}` : ''}${against ? ` --against=${against}` : ''}`,
+      ...(against ? { against: spawnSync('git', ['rev-parse', against], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() } : {}),
+      head: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
       deliveries,
       concurrency,
       rounds,
@@ -546,30 +489,32 @@ async function main() {
       node: process.version,
       cpu_model: readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1],
       poll_cost_ms: round3(pollCost),
-      cpu_us_per_delivery: {
-        podhook: summary(per('podhook')),
-        floor: summary(per('floor')),
-        ...(ingest ? { 'podhook-ingest-only': summary(per('podhook-ingest-only')) } : {}),
-      },
-      ratio_podhook_to_floor: summary(ratios, round3),
+      cpu_us_per_delivery: Object.fromEntries(names.map((name) => [name, summary(per(name))])),
+      ratio_podhook_to_floor: summary(ratiosOf('podhook', 'floor'), round3),
+      ...(against
+        ? { ratio_podhook_before_to_floor: summary(ratiosOf('podhook-before', 'floor'), round3), ratio_podhook_to_before: summary(ratiosOf('podhook', 'podhook-before'), round3) }
+        : {}),
+      isolate,
       included:
         'the whole workerd process: request parsing, the Worker, its waitUntil dispatch and handlers, console log output, and local D1 (SQLite in a Durable Object in the same process and thread)',
-      podhook_rows: { deliveries: deliveryStatuses },
+      podhook_rows: rows,
       isolates,
       rounds_detail: results,
     };
+    const line = (label: string, x: { median: number; min: number; max: number }, unit: string) => `  ${label.padEnd(22)} ${x.median}${unit} (${x.min}-${x.max})\n`;
     console.log(
-      `\nCPU per delivery (median, range over ${rounds} rounds of ${deliveries}, ${concurrency} in flight):\n` +
-        `  podhook Worker ${report.cpu_us_per_delivery.podhook.median} µs (${report.cpu_us_per_delivery.podhook.min}-${report.cpu_us_per_delivery.podhook.max})\n` +
-        `  floor          ${report.cpu_us_per_delivery.floor.median} µs (${report.cpu_us_per_delivery.floor.min}-${report.cpu_us_per_delivery.floor.max})\n` +
-        `  ratio          ${report.ratio_podhook_to_floor.median}x (${report.ratio_podhook_to_floor.min}-${report.ratio_podhook_to_floor.max})\n` +
-        (ingest
-          ? `  ingest only    ${report.cpu_us_per_delivery['podhook-ingest-only']!.median} µs (${report.cpu_us_per_delivery['podhook-ingest-only']!.min}-${report.cpu_us_per_delivery['podhook-ingest-only']!.max}) (DISPATCHER=off)\n`
+      `\nworkerd CPU per delivery, whole process (median, range over ${rounds} rounds of ${deliveries}, ${concurrency} in flight):\n` +
+        names.map((name) => line(name, report.cpu_us_per_delivery[name]!, ' µs')).join('') +
+        line('podhook / floor', report.ratio_podhook_to_floor, 'x') +
+        (against ? line('before / floor', report.ratio_podhook_before_to_floor!, 'x') + line('podhook / before', report.ratio_podhook_to_before!, 'x') : '') +
+        (isolate
+          ? `the Worker's own isolate (profiled round), µs per delivery; over the floor's process median, over the floor's isolate:\n` +
+            names.map((name) => `  ${name.padEnd(22)} ${isolate[name]!.us_per_delivery} µs  ${isolate[name]!.to_floor_process}x  ${isolate[name]!.to_floor_isolate.median}x${isolate[name]!.to_before_isolate ? `  (over before: ${isolate[name]!.to_before_isolate.median}x, ${isolate[name]!.to_before_isolate.min}-${isolate[name]!.to_before_isolate.max})` : ''}\n`).join('')
           : '') +
-        `  podhook rows: ${JSON.stringify(report.podhook_rows)}`,
+        `  rows: ${JSON.stringify(rows)}`,
     );
     if (save) {
-      const file = join(ROOT, `bench/results/worker-cpu-${report.date.slice(0, 10)}.json`);
+      const file = outFile ?? join(ROOT, `bench/results/worker-cpu-${report.date.slice(0, 10)}.json`);
       writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
       console.log(`wrote ${file}`);
     }

@@ -2,7 +2,7 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from '../core/delivery.js';
 import type { ScanDeliveriesOptions } from '../core/delivery-store.js';
 import { openConfiguredStore } from '../store/node-store.js';
 import type { Config } from '../core/config.js';
-import { parseIsoTime } from '../core/time-or-duration.js';
+import { parseIsoTime } from '../core/steps/time-or-duration.js';
 import { UsageError } from './command.js';
 
 /** The `--status`, `--type` and `--since` options of `export` and `replay`. */

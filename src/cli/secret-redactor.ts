@@ -1,5 +1,5 @@
 import type { Config } from '../core/config.js';
-import { storedApiKeys, type ApiKeyStore } from '../core/api-key-store.js';
+import { storedApiKeys, type ApiKeyStore } from '../core/pods/api-key-store.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { configuredSecrets, createSecretRedactor, type Redact } from '../core/observability/redact-secrets.js';
 

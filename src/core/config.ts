@@ -77,7 +77,7 @@ const ConfigSchema = z.object({
   STEP_ENCRYPTION_KEY: optional(z.string().refine((v) => parseStepKey(v) !== null, 'must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)')),
   SVC_BASE_URL: optional(z.string().superRefine((v, ctx) => {
     const problem = baseUrlProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.replace(/ \(got .*\)$/, '') });
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })),
   SVC_WRITE_LIMIT: optional(bucketSize),
   SVC_READ_LIMIT: optional(bucketSize),
@@ -88,8 +88,8 @@ const ConfigSchema = z.object({
   SVC_ACTION_BODY_PROPERTY: optional(wireName),
 });
 
-/** Never echoed in an error line: a secret, or a URL whose path often is one (Slack's webhooks). */
-const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL', 'DATABASE_URL']);
+/** Never echoed in an error line: a secret, or a URL that may carry one (Slack's webhook paths, a password in a URL). */
+const UNSHOWN = new Set([...SECRET_VARIABLES, 'ALERT_WEBHOOK_URL', 'DATABASE_URL', 'SVC_BASE_URL']);
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** How long a dispatch lease lasts unrenewed: a killed replica's work is taken over after it. */

@@ -1,4 +1,4 @@
-import type { ApiKeyStore } from './api-key-store.js';
+import type { ApiKeyStore } from './pods/api-key-store.js';
 import type { HeartbeatStore } from './alerts/heartbeat-store.js';
 import type { BackfillStore } from './backfill/backfill-store.js';
 import type { ClaimResult, Delivery, DeliveryStatus, NewDelivery, OrderEntry, QuarantineResult } from './delivery.js';

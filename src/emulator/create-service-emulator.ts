@@ -9,7 +9,9 @@ import { silentLogger, type Logger } from '../core/observability/logger.js';
 import { UUID } from '../core/ingest/receive-delivery.js';
 import { constantTimeEqual, createWebSignatureCrypto, type SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { bytesToHex } from '../core/signing/signature-header.js';
+import { withBoundedBody } from '../http/bounded-request.js';
 import { errorBody } from '../http/create-app.js';
+import { readBodyCapped } from '../http/read-body.js';
 import { requestId } from '../http/request-id.js';
 import { DEFAULT_BUCKET_SIZES, type BucketName } from '../core/limits/bucket-size.js';
 import { DEFAULT_PODS_WIRE, type PodsWireNames } from '../core/pods/pods-wire.js';
@@ -50,6 +52,12 @@ export interface ServiceEmulatorOptions {
   fetch?: typeof fetch;
   crypto?: SignatureCrypto;
   logger?: Logger;
+  /**
+   * The most bytes of a request body read (default `EMULATOR_MAX_BODY_BYTES`, podhook's own
+   * `MAX_BODY_BYTES` default): a larger one is a 413 `payload_too_large`, read no further. No
+   * route but the gated `/pods/v1` ones needs a key, so what anyone can make it hold is bounded.
+   */
+  maxBodyBytes?: number;
   /** Sees every `/pods/v1` request as it arrives (tests check the exact headers and body). */
   onRequest?: (request: Request) => void;
   generateSecret?: () => string;
@@ -89,6 +97,9 @@ export interface ServiceEmulator {
   /** Stops retries and deliveries in flight. */
   close(): void;
 }
+
+/** The emulator's body cap by default: podhook's own `MAX_BODY_BYTES` default (256 KiB). */
+export const EMULATOR_MAX_BODY_BYTES = 262_144;
 
 export const SECRET_NOTE = 'Store this secret now: it is shown only once. If it is lost, rotate the endpoint.';
 
@@ -130,6 +141,7 @@ export function createServiceEmulator({
   fetch: fetchFn,
   crypto = createWebSignatureCrypto(),
   logger = silentLogger,
+  maxBodyBytes = EMULATOR_MAX_BODY_BYTES,
   onRequest,
   generateSecret = () => `whsec_${bytesToHex(globalThis.crypto.getRandomValues(new Uint8Array(24)))}`,
 }: ServiceEmulatorOptions): ServiceEmulator {
@@ -151,6 +163,11 @@ export function createServiceEmulator({
 
   const app = new Hono<{ Variables: { requestId: string } }>();
   app.use(requestId());
+  // Every body read within the cap before any route sees it (the unauthenticated /_emulator ones too).
+  app.use(async function boundedBody(c, next) {
+    c.req.raw = await withBoundedBody(c, (max) => readBodyCapped(c.req.raw, max), maxBodyBytes);
+    await next();
+  });
 
   app.use('/pods/v1/*', async function serviceGate(c, next) {
     onRequest?.(c.req.raw.clone());

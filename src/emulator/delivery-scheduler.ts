@@ -1,6 +1,6 @@
 import type { Webhook } from '../service-api/webhook.js';
 import type { Clock } from '../core/clock.js';
-import { SENDER_RETRY_MINUTES } from '../core/sender-retry-ladder.js';
+import { SENDER_RETRY_MINUTES } from '../core/ingest/sender-retry-ladder.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createDeliveryPoster } from '../core/transfer/post-delivery.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';

@@ -50,8 +50,8 @@ export interface AppOptions {
   extend?: (app: PodhookApp) => void;
   /**
    * Builds the admin API and inspector (`createAdmin`), served at `/_podhook/` when ADMIN_TOKEN is
-   * set (otherwise those routes are 404). Built on the first `/_podhook` request, not before: the
-   * Worker builds the app per request, and ingest must not pay for routes it never uses.
+   * set (otherwise those routes are 404). Built on the first `/_podhook` request, not before:
+   * ingest must not pay for routes it never uses.
    */
   admin?: () => Hono<AdminEnv>;
 }

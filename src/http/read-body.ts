@@ -1,4 +1,5 @@
 import { InvalidRequestError, PayloadTooLargeError } from '../core/errors.js';
+import { readCapped } from '../core/read-capped.js';
 
 /**
  * Reads the raw body bytes with a cap, checked while reading: a declared `Content-Length` over
@@ -12,29 +13,9 @@ export async function readBodyCapped(request: Request, maxBytes: number): Promis
   if (checkDeclaredLength(request.headers.get('content-length'), request.headers.has('transfer-encoding'), maxBytes)) {
     return new Uint8Array(await request.arrayBuffer());
   }
-  const stream = request.body;
-  if (!stream) return new Uint8Array(0);
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new PayloadTooLargeError(maxBytes);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  const bytes = await readCapped(request.body, maxBytes);
+  if (bytes === null) throw new PayloadTooLargeError(maxBytes);
+  return bytes;
 }
 
 /**

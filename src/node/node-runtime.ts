@@ -5,13 +5,12 @@ import type { Alerter } from '../core/alerts/alerter.js';
 import { scheduleBackfills, type BackfillScheduler } from '../core/backfill/index.js';
 import { HEARTBEAT_EVERY_MS } from '../core/alerts/heartbeat.js';
 import type { Downtime } from '../core/alerts/retry-outlook.js';
-import { storedApiKeys } from '../core/api-key-store.js';
+import { storedApiKeys } from '../core/pods/api-key-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { DeliveryStore } from '../core/delivery-store.js';
 import { createPrunePause } from '../core/dispatch/retention.js';
 import type { Dispatcher } from '../core/dispatch/dispatcher.js';
-import { UnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
 import { receiverRedactor } from '../core/observability/redact-secrets.js';
@@ -48,6 +47,12 @@ export interface NodeRuntimeOptions extends RuntimeOptions {
    * unhandled rejections (`podhook serve` does; a test's process keeps its own).
    */
   catchStrays?: boolean;
+  /**
+   * Sends this thread's last spans (`podhook serve`: the tracing SDK's shutdown): run by `close`
+   * once the handlers are done, beside the handler threads' own flush, so a stop takes one flush
+   * timeout at most, not one after the other.
+   */
+  flushTracing?: () => Promise<void>;
 }
 
 export interface NodeRuntime {
@@ -101,6 +106,7 @@ export function createNodeRuntime({
   admin,
   handlersModule,
   catchStrays = false,
+  flushTracing,
 }: NodeRuntimeOptions): NodeRuntime {
   const d = config.dispatch;
   const opened = nodeStoreBackend(config).openServer({
@@ -112,9 +118,9 @@ export function createNodeRuntime({
   const baseStore = opened.store;
   const secrets = createSecretSource({
     configured: config.secrets,
-    loadStored: () => readingStore(async () => (await baseStore.listSecrets()).map((s) => s.secret)),
+    loadStored: async () => (await baseStore.listSecrets()).map((s) => s.secret),
     // The stored API key: never a signing secret, but no error text may quote it.
-    loadHidden: () => readingStore(() => storedApiKeys(baseStore)),
+    loadHidden: () => storedApiKeys(baseStore),
     maybeChanged: opened.secretsMaybeChanged,
   });
   // Writes through this process do not always show as a change: drop the cache ourselves.
@@ -259,8 +265,8 @@ export function createNodeRuntime({
         const ends = performance.now() + graceMs;
         await scheduler.stop(graceMs);
         await dispatcher.stop(Math.max(0, ends - performance.now()));
-        // The threads flush their spans and exit; the handlers were waited for (or aborted) above.
-        await threads?.close(Math.max(1_000, ends - performance.now()));
+        // The threads flush their spans and exit, this thread flushes its own meanwhile; the handlers were waited for (or aborted) above.
+        await Promise.all([threads?.close(Math.max(1_000, ends - performance.now())), flushTracing?.()]);
         // The last sign of life, so the next start measures the downtime from this stop.
         await store.writeHeartbeat(clock()).catch(() => {});
         await opened.close();
@@ -282,16 +288,6 @@ function metricsBearer(token: string) {
     invalidAuthenticationHeader: { message: refuse, wwwAuthenticateHeader: 'Bearer' },
     invalidToken: { message: refuse },
   });
-}
-
-/** A read of the stored secrets, its failure an `UnavailableError` (the delivery is answered 503, retried by the sender). */
-async function readingStore<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (error instanceof UnavailableError) throw error;
-    throw new UnavailableError('The stored signing secrets could not be read; retry later.', 'store_unavailable', { cause: error });
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { OrderStore } from '../core/delivery-store.js';
 import type { AttemptGate } from '../core/dispatch/attempt-gate.js';
+import type { IngestInstrument } from '../core/ingest/ingest-instrument.js';
 import type { DispatchInstrument } from '../core/dispatch/dispatch-instrument.js';
 import type { HandlerDefinition } from '../core/events/define-handler.js';
 import type { RegistryPayloads } from '../core/events/registry-module.js';
@@ -28,6 +29,8 @@ export interface DispatchFeatures {
   gate?: AttemptGate;
   /** Traces: an instrument around attempts and handler calls. */
   instruments: DispatchInstrument[];
+  /** Traces: an instrument around ingest's request, commit and outcome (the same receiver's). */
+  ingestInstruments: IngestInstrument[];
 }
 
 /**
@@ -39,5 +42,6 @@ export function dispatchFeatures({ handlers, payloads, store, holdMs, replay = f
   return {
     ...(ordering.active && { ordering, gate: createOrderGate({ store, ordering, holdMs: replay ? 0 : holdMs }) }),
     instruments: tracing ? [tracing.dispatch(span)] : [],
+    ingestInstruments: tracing ? [tracing.ingest] : [],
   };
 }

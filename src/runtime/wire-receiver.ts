@@ -10,6 +10,7 @@ import type { DispatchInstrument } from '../core/dispatch/dispatch-instrument.js
 import { createDispatcher, type Dispatcher } from '../core/dispatch/dispatcher.js';
 import type { HandlerRunner } from '../core/runner/handler-runner.js';
 import type { CallScope } from '../core/runner/job-runner.js';
+import { instrumentIngest } from '../core/ingest/ingest-instrument.js';
 import { createAsyncScope } from './async-scope.js';
 import { withHandOff } from '../core/dispatch/hand-off.js';
 import { pruneExpired } from '../core/dispatch/retention.js';
@@ -25,9 +26,9 @@ import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
-import { storeSteps, type EventWaits, type WaitersMemory, type WaitOutcome } from '../core/waits/index.js';
+import { storeSteps, type EventWaits, type WaitOutcome } from '../core/waits/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
-import type { PodsClient } from '../core/pods/pods-client.js';
+import type { AnsweringPodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
 import { handlerLevelFloor } from '../core/runner/handler-log.js';
 import { createAdmin, type AdminOptions } from '../http/admin/create-admin.js';
@@ -82,6 +83,13 @@ export interface ReceiverParts {
   onBackfillStarted?: () => void;
   /** Watches handlers' calls to the pod service, and the runs parked on an empty bucket (Node's metrics). */
   pods?: { observer?: PodsObserver; parked?(bucket: string, retryAt: number): void };
+  /**
+   * How the dispatcher is held: one for the process (Node, the default), or the Worker's
+   * `scopedDispatcher`, one per invocation behind one object (each holds its invocation's leases,
+   * timers and handlers in flight, which Workers forbid to share), made by `make` with an owner
+   * and a pod client of its own, and the invocation's concurrency when it sets one.
+   */
+  scopeDispatcher?: (make: (tuning?: { concurrency?: number }) => Dispatcher) => Dispatcher;
   /** How the dispatcher defers its outcome writes to share a commit (Node: setImmediate). */
   schedule?: (flush: () => void) => void;
   /** How a hand-off is adopted once the answer is on its way (Node: setImmediate; the Worker: under waitUntil, then a drain). */
@@ -98,10 +106,10 @@ export interface ReceiverParts {
   storeHealth?: () => 'ok' | string;
   /** `/readyz`'s check that handlers can run (Node's handler threads). */
   handlersHealth?: () => 'ok' | string;
+  /** How runs a new delivery woke (ctx.waitForEvent) are run soon (default: the dispatcher's wake; the Worker: a drain of that many under the request's waitUntil). */
+  drainWoken?: (dispatcher: Dispatcher, count: number) => Promise<void> | void;
   /** Told how each ctx.waitForEvent ended, and of each run a delivery woke (Node's metrics). */
   onWait?: (outcome: WaitOutcome) => void;
-  /** Whether any run waits, as known beyond this wiring (the Worker's isolate: it wires per request). */
-  waitersMemory?: WaitersMemory;
   /** Observes each ingest answer (Node's metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Observes each delivery quarantined as a conflict (besides its alert). */
@@ -125,8 +133,10 @@ export interface WiredReceiver {
   dispatcher: Dispatcher;
   /** Steps the backfills asked for through the store (`podhook backfill`), paced by this dispatcher's load. */
   backfills: BackfillStepper;
+  /** A stepper of its own (the Worker's cron, once per invocation: a stepper holds the backfill it steps). */
+  backfillStepper(): BackfillStepper;
   /** The pod client handlers' `ctx.pods` calls go through (made on first use). */
-  pods: () => Promise<PodsClient>;
+  pods: () => Promise<AnsweringPodsClient>;
   /** `ctx.waitForEvent`'s receiver side: runs' waits checked, new deliveries matched against them. */
   waits: EventWaits;
   alerts: Alerter;
@@ -138,7 +148,8 @@ export interface WiredReceiver {
 /**
  * The steps every runtime shares, in one place: alerts and the heartbeat, the router and the
  * dispatcher, the ingest pipeline with its hand-off to the dispatcher, and the Hono app with
- * readiness and the admin API. Node builds it once; the Worker per request.
+ * readiness and the admin API. Node builds it once; the Worker once per isolate, with a dispatcher
+ * per invocation (`scopeDispatcher`).
  */
 export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { config, store, logger, clock, secrets } = parts;
@@ -157,7 +168,8 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const heartbeat = createHeartbeat({ store, clock, downtimeThresholdMs: config.alerts.downtimeMinutes * 60_000 });
 
   const router = createRouter(parts.handlers);
-  const pods = createPodsAccess({ config: config.pods, store, clock, observer: parts.pods?.observer, onParked: parts.pods?.parked });
+  const podsAccess = () => createPodsAccess({ config: config.pods, store, clock, observer: parts.pods?.observer, onParked: parts.pods?.parked });
+  const pods = podsAccess();
   const features = dispatchFeatures({
     handlers: parts.handlers,
     payloads: parts.payloads,
@@ -169,32 +181,39 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   const { ordering } = features;
   // Steps and waits in the store; a wait's wake makes runs due now, and this dispatcher looks at once.
   const { steps, waits } = storeSteps({
-    store, redact, payloads: parts.payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs, onWoken: () => dispatcher.wake(), observe: parts.onWait, memory: parts.waitersMemory,
+    store, redact, payloads: parts.payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs, onWoken: (count) => (parts.drainWoken ? parts.drainWoken(dispatcher, count) : dispatcher.wake()), observe: parts.onWait,
   });
-  const dispatcher = createDispatcher({
+  // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
+  const scope = parts.scope ?? createAsyncScope();
+  const instruments = [...(parts.instruments ?? []), alerts.instrument, ...features.instruments, { subscriber: waits.subscriber }];
+  let made = 0;
+  const scoped = parts.scopeDispatcher;
+  const makeDispatcher = (tuning: { concurrency?: number } = {}): Dispatcher => createDispatcher({
     store,
     router,
     logger,
     clock,
-    owner: parts.owner,
+    // Scoped: an owner of its own (claim ids are `<owner>.<n>`), and a pod client that no other invocation waits on.
+    owner: scoped ? `${parts.owner}.${++made}` : parts.owner,
     ...dispatchTuning(config),
     random: parts.random,
     runner: parts.runner,
-    // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
-    scope: parts.scope ?? createAsyncScope(),
+    scope,
     gate: features.gate,
-    instruments: [...(parts.instruments ?? []), alerts.instrument, ...features.instruments, { subscriber: waits.subscriber }],
+    instruments,
     schedule: parts.schedule,
     payloadSchemas: parts.payloads?.schemas,
     redact,
     steps,
-    pods,
+    pods: scoped ? podsAccess() : pods,
     levelFloor: handlerLevelFloor(config.logLevel),
+    ...tuning,
   });
+  const dispatcher = scoped ? scoped(makeDispatcher) : makeDispatcher();
 
   const shapes = parts.payloads?.shapes;
   const watchDrift = shapes && createDriftWatch({ shapes, store, alerts, logger, onDrift: parts.onDrift });
-  const backfills = createBackfillStepper({
+  const backfillStepper = () => createBackfillStepper({
     store,
     router,
     ordering,
@@ -204,6 +223,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     logger,
     leaseMs: config.dispatch.leaseMs,
   });
+  const backfills = backfillStepper();
 
   const { assertUsable } = parts;
   const claimOne = async (delivery: NewDelivery) => {
@@ -212,14 +232,14 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
   };
   const claim = config.dispatch.enabled ? withHandOff(claimOne, dispatcher, parts.deferAdoption) : claimOne;
   const quarantine = (delivery: NewDelivery, alternateId: string) => store.quarantine(delivery, alternateId);
-  // Traced ingest steps, or the steps themselves: no tracing, no wrapper.
-  const traced = tracing?.ingest;
+  // Instrumented ingest steps (traced), or the steps themselves: no instrument, no wrapper.
+  const instrumented = instrumentIngest(features.ingestInstruments, { claim, quarantine, onOutcome: parts.onOutcome });
   const receive = createReceiver({
     crypto: parts.crypto,
     clock,
     secrets,
-    claim: traced ? traced.claim(claim) : claim,
-    quarantine: traced ? traced.quarantine(quarantine) : quarantine,
+    claim: instrumented.claim,
+    quarantine: instrumented.quarantine,
     onConflict: (conflict) => {
       parts.onConflict?.(conflict);
       // Named by the id it is stored under: what an operator looks up before replaying it.
@@ -236,9 +256,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       if (waits.mayWake(delivery)) parts.afterAnswer(() => waits.afterStored(delivery).catch((error: unknown) => logger.warn({ err: (error as Error)?.message, event_id: delivery.eventId }, 'waking waiting runs failed')));
     },
   });
-  const onOutcome = traced ? traced.outcome(parts.onOutcome) : parts.onOutcome;
-  const untraced = createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome });
-  const ingest = traced ? traced.ingest(untraced, config.webhookPath) : untraced;
+  const ingest = instrumented.request(createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: instrumented.onOutcome }), config.webhookPath);
 
   const { adminToken } = config;
   const drainSoon = parts.drainSoon ?? ((d: Dispatcher) => d.wake());
@@ -273,6 +291,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     router,
     dispatcher,
     backfills,
+    backfillStepper,
     pods,
     waits,
     alerts,

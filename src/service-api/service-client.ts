@@ -1,5 +1,6 @@
 import { newRequestId, REQUEST_ID_PATTERN } from '../core/pods/request-id.js';
-import { createServiceTransport } from '../core/pods/service-transport.js';
+import { answerJson } from '../core/pods/service-answer.js';
+import { createServiceTransport, okAnswer } from '../core/pods/service-transport.js';
 import type { CreateWebhookBody } from './create-webhook-body.js';
 import { ServiceError } from './service-error.js';
 import { WEBHOOKS_PATH, type CreatedWebhook } from './webhook.js';
@@ -66,18 +67,19 @@ export function createServiceClient({
   sleep = sleepFor,
   timeoutMs = 30_000,
 }: ServiceClientOptions): ServiceClient {
-  const send = createServiceTransport({ baseUrl, apiKey, fetch, userAgent, timeoutMs });
+  const send = createServiceTransport({ baseUrl, fetch, userAgent, timeoutMs });
 
   async function post(path: string, body: unknown): Promise<{ json: unknown; requestId: string }> {
     for (let retry = 1; ; retry++) {
       const sentId = requestId();
       if (!REQUEST_ID_PATTERN.test(sentId)) throw new Error(`request id generator gave an id the service would not echo: ${sentId}`);
       try {
-        return await send({ method: 'POST', path, body, requestId: sentId });
+        const answer = okAnswer(await send({ method: 'POST', path, body, requestId: sentId, apiKey }), [apiKey]);
+        return { json: answerJson(answer), requestId: answer.requestId };
       } catch (error) {
         if (!(error instanceof ServiceError) || error.code !== 'rate_limited' || retry > maxRateLimitRetries) throw error;
-        const offered = error.retryAfterSeconds;
-        const waitSeconds = offered === undefined ? 60 : Math.ceil(offered);
+        // Within RETRY_AFTER_BOUNDS (1 to 3,600 s; 60 when absent): an answer cannot make it wait for ever.
+        const waitSeconds = error.retryAfterSeconds!;
         if (waitSeconds > maxWaitSeconds) throw error;
         onRateLimited?.({ waitSeconds, retry, maxRetries: maxRateLimitRetries, requestId: error.requestId ?? sentId });
         await sleep(waitSeconds * 1000);

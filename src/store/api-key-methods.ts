@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { DEFAULT_ACCOUNT, type ApiKeyStore } from '../core/api-key-store.js';
+import { DEFAULT_ACCOUNT, type ApiKeyStore } from '../core/pods/api-key-store.js';
 import type { StoreBackend } from './store-backend.js';
 
 /** The compute API key kept by `podhook secrets add --api-key`, the same queries on every backend. */

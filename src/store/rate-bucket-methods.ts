@@ -1,11 +1,15 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
-import type { RateBucketKey, RateBucketSize, RateBucketStore, RateTake } from '../core/limits/rate-bucket-store.js';
+import { MAX_TOKEN_HOLD_MS, type RateBucketKey, type RateBucketSize, type RateBucketStore, type RateTake } from '../core/limits/rate-bucket-store.js';
 import type { StoreBackend } from './store-backend.js';
 
 /** Token rows per insert: four parameters each, under D1's 100. */
 const TOKENS_PER_INSERT = 24;
-/** A take that keeps losing its token to other replicas gives up after this many tries and answers a wait. */
-const MAX_TRIES = 32;
+/**
+ * A take that lost its token to another replica tries the next one at once, as long as one is
+ * free within its wait: each lost try is another replica's grant, so the tries end. This many in
+ * a row is no contention but a fault (a clock or a row changing under every statement): an error.
+ */
+const MAX_LOST_TRIES = 1_000;
 
 /**
  * The account's token buckets, the same statements on every backend (SQLite, D1, PostgreSQL).
@@ -14,12 +18,13 @@ const MAX_TRIES = 32;
  * read in the same statement: `(token, taken_at) = (select … order by taken_at limit 1)`. On SQLite
  * and D1 one statement runs alone. On PostgreSQL two replicas may pick the same token; the second
  * waits for the first's row lock, then re-checks its WHERE against the row as committed, finds
- * `taken_at` moved and updates nothing, and this loop tries the next earliest token. Either way a
+ * `taken_at` moved and updates nothing, and this loop tries the next earliest token at once (a
+ * race is waited out, never answered as a refusal). Either way a
  * token's successive uses are at least one window apart, which is what keeps every window within
  * the capacity. Settling a token after its call was answered moves its time on to the answer, so
  * the spacing holds where the service counts, too.
  */
-export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBackend): RateBucketStore {
+export function rateBucketMethods({ db, tables: { rateTokens: t }, databaseNow }: StoreBackend): RateBucketStore {
   const ofBucket = ({ account, bucket }: RateBucketKey, capacity: number) =>
     and(eq(t.account, account), eq(t.bucket, bucket), lt(t.token, capacity));
 
@@ -61,13 +66,14 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
       if (!Number.isInteger(count) || count < 1 || count > capacity) throw new RangeError(`count must be a whole number from 1 to the capacity (${capacity}); got ${count}`);
       const key = { account, bucket };
       const size = { capacity, windowMs };
-      const latest = Math.floor(now) + Math.max(0, Math.floor(maxWaitMs));
+      const at = Math.floor(now);
+      const latest = at + Math.min(MAX_TOKEN_HOLD_MS, Math.max(0, Math.floor(maxWaitMs)));
       let waitMs = 0;
       const tokens: number[] = [];
-      for (let tries = 0; tokens.length < count; ) {
-        const taken = await takeEarliest(key, size, Math.floor(now), latest);
+      for (let lost = 0; tokens.length < count; ) {
+        const taken = await takeEarliest(key, size, at, latest);
         if (taken !== null) {
-          waitMs = Math.max(waitMs, taken.at - Math.floor(now));
+          waitMs = Math.max(waitMs, taken.at - at);
           tokens.push(taken.token);
           continue;
         }
@@ -76,9 +82,19 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
           await ensureTokens(key, capacity);
           continue;
         }
-        const freeIn = Math.max(0, (state.earliest ?? 0) + windowMs - Math.floor(now));
-        // Not free within the wait, or taken from under us too often: nothing more is taken.
-        if (freeIn + Math.floor(now) > latest || ++tries >= MAX_TRIES) return { granted: false, waitMs: Math.max(freeIn, 1) };
+        const freeIn = Math.max(0, (state.earliest ?? 0) + windowMs - at);
+        if (freeIn > MAX_TOKEN_HOLD_MS + windowMs) {
+          // Held beyond any time podhook sets (a store written before the bound): brought back to it.
+          await db
+            .update(t)
+            .set({ takenAt: at + MAX_TOKEN_HOLD_MS })
+            .where(and(ofBucket(key, capacity), sql`${t.takenAt} > ${at + MAX_TOKEN_HOLD_MS}`));
+          continue;
+        }
+        // Not free within the wait: nothing more is taken.
+        if (freeIn + at > latest) return { granted: false, waitMs: Math.max(freeIn, 1) };
+        // Free within the wait, yet taken from under us: another replica won that token; the next one.
+        if (++lost >= MAX_LOST_TRIES) throw new Error(`the ${bucket} bucket's take lost ${MAX_LOST_TRIES} tries in a row: its rows change under every statement`);
       }
       return { granted: true, waitMs, tokens };
     },
@@ -97,13 +113,21 @@ export function rateBucketMethods({ db, tables: { rateTokens: t } }: StoreBacken
       const key = { account, bucket };
       const { tokens } = await bucketState(key, capacity);
       if (tokens < capacity) await ensureTokens(key, capacity);
-      // Token k is free again at `until + k × window / capacity`: taken, in effect, one window before that.
-      const held = sql`${Math.floor(until) - windowMs} + (cast(${t.token} as bigint) * ${windowMs}) / ${capacity}`;
+      // The token k-th to come back (by time, then number) is free again at `until + k × window /
+      // capacity`: taken, in effect, one window before that. Ranked by time, not by number, so the
+      // first is free at `until` whichever tokens are in use; ranked in a subquery, so every row is
+      // ranked as it was before this statement (SQLite's correlated subqueries would see rows
+      // already moved).
+      const ranked = sql`(select r.token as ranked_token, row_number() over (order by r.taken_at, r.token) - 1 as token_rank from rate_tokens r where r.account = ${account} and r.bucket = ${bucket} and r.token < ${capacity}) as ranked`;
+      const held = sql`${Math.floor(until) - windowMs} + (cast(ranked.token_rank as bigint) * ${windowMs}) / ${capacity}`;
       await db
         .update(t)
         .set({ takenAt: sql`case when ${t.takenAt} < ${held} then ${held} else ${t.takenAt} end` })
-        .where(ofBucket(key, capacity));
+        .from(ranked)
+        .where(and(ofBucket(key, capacity), sql`${t.token} = ranked.ranked_token`));
     },
+
+    ...(databaseNow ? { databaseNow } : {}),
   };
 }
 

@@ -68,6 +68,11 @@ export interface StoreBackend extends BackendMethods {
   prepare: Prepare;
   /** The event id as keyset paging orders it: byte order, whatever the database's collation. */
   byteOrder(id: Column): SQL;
+  /**
+   * The database server's clock (epoch ms), where replicas on several hosts share the database
+   * (PostgreSQL): the rate buckets read their time there (`RateBucketStore.databaseNow`).
+   */
+  databaseNow?(): Promise<number>;
 }
 
 /** D1 refuses statements with more than 100 bound parameters: lists of ids go in chunks of this. */

@@ -35,26 +35,49 @@ export function createConsoleLogger({
   sink = console,
   now = Date.now,
 }: ConsoleLoggerOptions = {}): Logger {
-  const threshold = LEVELS[level];
-  const write = (lvl: Exclude<ConsoleLogLevel, 'silent' | 'trace' | 'fatal'>, method: keyof ConsoleSink) =>
-    function log(obj: object, msg?: string) {
-      if (LEVELS[lvl] < threshold) return;
-      let line: string;
-      try {
-        line = JSON.stringify({ level: LEVELS[lvl], time: now(), ...bindings, ...obj, msg }, replacer);
-      } catch (error) {
-        // A cycle or a throwing getter in a handler's fields must not lose the line.
-        line = JSON.stringify({ level: LEVELS[lvl], time: now(), ...bindings, msg, log_error: (error as Error).message });
-      }
-      sink[method](line);
-    };
-  return {
-    debug: write('debug', 'debug'),
-    info: write('info', 'log'),
-    warn: write('warn', 'warn'),
-    error: write('error', 'error'),
-    child(extra) {
-      return createConsoleLogger({ level, bindings: { ...bindings, ...extra }, sink, now });
-    },
-  };
+  return new ConsoleLogger(LEVELS[level], bindings, sink, now);
+}
+
+/**
+ * Its methods live on the prototype: a child (one per handler run) is one object, not a set of
+ * closures made anew (each a named function the bundle would rename back, at a cost).
+ */
+class ConsoleLogger implements Logger {
+  constructor(
+    private readonly threshold: number,
+    private readonly bindings: Record<string, unknown>,
+    private readonly sink: ConsoleSink,
+    private readonly now: () => number,
+  ) {}
+
+  debug(obj: object, msg?: string) {
+    if (LEVELS.debug >= this.threshold) this.write(LEVELS.debug, 'debug', obj, msg);
+  }
+
+  info(obj: object, msg?: string) {
+    if (LEVELS.info >= this.threshold) this.write(LEVELS.info, 'log', obj, msg);
+  }
+
+  warn(obj: object, msg?: string) {
+    if (LEVELS.warn >= this.threshold) this.write(LEVELS.warn, 'warn', obj, msg);
+  }
+
+  error(obj: object, msg?: string) {
+    if (LEVELS.error >= this.threshold) this.write(LEVELS.error, 'error', obj, msg);
+  }
+
+  child(extra: Record<string, unknown>): Logger {
+    return new ConsoleLogger(this.threshold, { ...this.bindings, ...extra }, this.sink, this.now);
+  }
+
+  private write(level: number, method: keyof ConsoleSink, obj: object, msg: string | undefined) {
+    let line: string;
+    try {
+      line = JSON.stringify({ level, time: this.now(), ...this.bindings, ...obj, msg }, replacer);
+    } catch (error) {
+      // A cycle or a throwing getter in a handler's fields must not lose the line.
+      line = JSON.stringify({ level, time: this.now(), ...this.bindings, msg, log_error: (error as Error).message });
+    }
+    this.sink[method](line);
+  }
 }

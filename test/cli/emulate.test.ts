@@ -6,7 +6,7 @@ import type { DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer } from '../../src/node/serve.js';
 import { captureLogger } from '../helpers/capture-logger.js';
-import { BIN, runCli } from '../helpers/spawn-podhook.js';
+import { podhookArgs, runCli } from '../helpers/spawn-podhook.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { runMain } from './run-main.js';
 
@@ -15,7 +15,7 @@ const KEY = 'emu_key_for_the_process_test';
 
 /** Starts `podhook emulate` as a user would and waits for the line with its address. */
 async function spawnEmulate(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'emulate', ...args], {
+  const child = spawn(process.execPath, podhookArgs(['emulate', ...args]), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

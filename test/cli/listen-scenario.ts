@@ -14,7 +14,7 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { AppendedCall } from '../fixtures/appending-handlers.js';
 import { ADMIN_TOKEN, type RemotePodhook } from '../helpers/remote-podhook.js';
 import { signDelivery } from '../helpers/sign.js';
-import { BIN, runCli } from '../helpers/spawn-podhook.js';
+import { podhookArgs, runCli } from '../helpers/spawn-podhook.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 export const HANDLERS = fileURLToPath(new URL('../fixtures/appending-handlers.ts', import.meta.url));
@@ -89,7 +89,7 @@ export function describeListenScenario(name: string, startRemote: (dir: string, 
 
         // Stopped: this one waits on the remote until the next listen.
         delivered.push(await deliver('pod.destroyed', '{"pod":{"id":"p2","name":"gone"}}'));
-        const live = spawn(process.execPath, [BIN, 'listen', '--from', remote.url, '--handlers', HANDLERS], {
+        const live = spawn(process.execPath, podhookArgs(['listen', '--from', remote.url, '--handlers', HANDLERS]), {
           env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
         });

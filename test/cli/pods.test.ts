@@ -4,6 +4,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/start-em
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { RECORDING_REGISTRY } from '../fixtures/registry-paths.js';
 import { newDelivery } from '../store/store-contract.js';
+import { json, useFakeServices } from '../helpers/fake-pods-service.js';
 import { dbIn, useTempDir } from '../helpers/temp-dir.js';
 import { runMain } from './run-main.js';
 
@@ -11,6 +12,7 @@ const KEY = 'svc_live_key_pods_cli_77';
 /** Names the pod id once for every type: `orderFields = { podId: 'pod.id', … }`. */
 const NAMED_REGISTRY = new URL('../fixtures/registries/order-by-pod-named.ts', import.meta.url).pathname;
 const tempDir = useTempDir();
+const fakeService = useFakeServices();
 const running: RunningEmulator[] = [];
 afterEach(async () => {
   for (const r of running.splice(0)) await r.close();
@@ -146,5 +148,19 @@ describe('podhook pods', () => {
     const result = await runMain(['pods', '--json', '--handlers', NAMED_REGISTRY], withoutKey);
     expect(result.code, result.stderr).toBe(0);
     expect((JSON.parse(result.stdout) as PodsReport).listed).toBe(3);
+  });
+
+  it('--drift stops at a cursor the service gave before (c1, c2, c1): exit 1 naming it, one request per page, the read bucket spared', async () => {
+    const service = await fakeService((_req, res, n) => json(res, 200, { pods: [], next_cursor: n % 2 === 0 ? 'c1' : 'c2' }));
+    const db = dbIn(tempDir());
+    openSqliteStore(db).close();
+    const result = await runMain(['pods', '--drift', '--handlers', NAMED_REGISTRY], { SVC_BASE_URL: service.url, SVC_API_KEY: KEY, DATABASE_PATH: db });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("the service failed (unexpected_response): the service's pages never end");
+    expect(service.requests).toHaveLength(3);
+    const { store, close } = openSqliteStore(db);
+    const take = await store.takeRateTokens({ account: 'default', bucket: 'reads', capacity: 240, windowMs: 60_000, now: Date.now(), count: 237, maxWaitMs: 0 });
+    close();
+    expect(take.granted).toBe(true);
   });
 });

@@ -16,6 +16,11 @@ export interface HttpTarget {
   setNow(ms: number): void;
   store: DeliveryStore;
   close(): Promise<void> | void;
+  /**
+   * How long a stored secret may still be accepted once removed, when the receiver keeps what it
+   * read (the Worker, per isolate); the contract moves the receiver's clock past it. Unset: soon.
+   */
+  secretRemovalBoundMs?: number;
 }
 
 const URL_BASE = 'http://podhook.test';
@@ -269,6 +274,7 @@ export function describeHttpContract(name: string, open: (options: HttpTargetOpt
           await t.store.addSecret({ id: randomUUID(), webhookId: null, url: null, eventTypes: null, secret: 'stored-secret', fingerprint: 'fp-stored', createdAt: 1 });
           await vi.waitFor(async () => expect((await post(t, signDelivery({ secret: 'stored-secret' }))).status === 200).toBe(true), { timeout: 5000 });
           await t.store.removeSecret('fp-stored');
+          if (t.secretRemovalBoundMs !== undefined) t.setNow(FIXED_NOW_MS + t.secretRemovalBoundMs);
           await vi.waitFor(async () => expect((await post(t, signDelivery({ secret: 'stored-secret' }))).status === 401).toBe(true), { timeout: 5000 });
         },
         { secrets: ['env-secret'] },

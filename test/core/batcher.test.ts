@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBatcher } from '../../src/core/batcher.js';
+import { createBatcher } from '../../src/core/dispatch/batcher.js';
 
 /** A promise settled from outside, to hold a batch in flight. */
 function gate() {

@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
 import { describeStore, parseConfig } from '../../src/core/config.js';
 
+/** The error parseConfig throws for `env` (a test fails when it throws none). */
+function configError(env: Record<string, string>): Error {
+  try {
+    parseConfig(env);
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('no error');
+}
+
 describe('parseConfig', () => {
   it('applies the documented defaults', () => {
     expect(parseConfig({})).toEqual({
@@ -150,18 +160,23 @@ describe('parseConfig', () => {
   });
 
   it.each([
+    ['not a url s3cr3t-pw', /^invalid configuration: SVC_BASE_URL is not a URL \(e\.g\. https:\/\/compute\.example\.com\)$/],
+    ['ftp://svc:s3cr3t-pw@compute.example.com', /^invalid configuration: SVC_BASE_URL must not carry a user or password/],
+    ['https://svc:s3cr3t-pw@compute.example.com', /^invalid configuration: SVC_BASE_URL must not carry a user or password/],
+    ['http://compute.example.com/s3cr3t-pw', /^invalid configuration: SVC_BASE_URL must be https:\/\/ \(http only for a local emulator on 127\.0\.0\.1 or localhost; got http:\/\/compute\.example\.com\)$/],
+  ])('refuses an invalid SVC_BASE_URL at start, naming the variable and never echoing it whole: %s', (value, message) => {
+    const error = configError({ SVC_BASE_URL: value });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toContain('s3cr3t-pw');
+  });
+
+  it.each([
     ['not a url s3cr3t-pw', /DATABASE_URL must be a URL like postgres:/],
     ['mysql://u:s3cr3t-pw@h/db', /DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//],
     ['postgres://u:s3cr3t-pw@h:5432', /DATABASE_URL must name a database/],
   ])('refuses a malformed DATABASE_URL, naming the variable and never echoing it: %s', (value, message) => {
-    const error = (() => {
-      try {
-        parseConfig({ DATABASE_URL: value });
-      } catch (e) {
-        return e as Error;
-      }
-      throw new Error('no error');
-    })();
+    const error = configError({ DATABASE_URL: value });
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toMatch(message);
     expect(error.message).not.toContain('s3cr3t-pw');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS, SENDER_RETRY_MINUTES } from '../../src/core/sender-retry-ladder.js';
+import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS, SENDER_RETRY_MINUTES } from '../../src/core/ingest/sender-retry-ladder.js';
 
 const MIN = 60_000;
 

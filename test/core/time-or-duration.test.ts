@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoTime, parseIsoTime, parseTimeOrDuration } from '../../src/core/time-or-duration.js';
+import { isoTime, parseIsoTime, parseTimeOrDuration } from '../../src/core/steps/time-or-duration.js';
 
 const NOW = Date.parse('2026-05-10T12:00:00Z');
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handlers } from '../fixtures/recording-handlers.js';
 import { EVENT_TYPES } from '../../src/core/events/event-types.js';
 import type { DeliveryRecord } from '../../src/emulator/delivery-scheduler.js';
-import { SENDER_RETRY_MINUTES } from '../../src/core/sender-retry-ladder.js';
+import { SENDER_RETRY_MINUTES } from '../../src/core/ingest/sender-retry-ladder.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/start-emulator.js';
 import { parseConfig } from '../../src/core/config.js';
 import { startServer, type RunningServer } from '../../src/node/serve.js';

@@ -140,6 +140,32 @@ describe('the service emulator: POST /pods/v1/webhooks as the spec describes', (
     expect((await fetch(`${emu.url}/nope`)).status).toBe(404);
   });
 
+  it('reads no body past its cap, with or without a key: a declared one over it is refused unread, a streamed one is cut (413)', async () => {
+    const emu = await emulator({ maxBodyBytes: 64 * 1024 });
+    const declared = await fetch(`${emu.url}/_emulator/events`, { method: 'POST', body: new Uint8Array(65 * 1024) });
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ error: { code: 'payload_too_large', details: { max_bytes: 64 * 1024 } } });
+    // 300 MB offered as a stream, pulled only as the emulator reads: it stops at the cap.
+    let pulled = 0;
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 300 * 1024 * 1024) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const streamed = await fetch(`${emu.url}/_emulator/events`, { method: 'POST', body, duplex: 'half' } as RequestInit).catch(() => null);
+    if (streamed) expect(streamed.status).toBe(413);
+    expect(pulled).toBeLessThan(32 * 1024 * 1024);
+    // The gated routes too, before the key is checked.
+    expect((await create(emu.url, 'x'.repeat(65 * 1024), { 'x-api-key': 'wrong' })).status).toBe(413);
+    // The default is podhook's own MAX_BODY_BYTES default.
+    const plain = await emulator();
+    expect((await fetch(`${plain.url}/_emulator/events`, { method: 'POST', body: new Uint8Array(262_145) })).status).toBe(413);
+    expect((await fetch(`${plain.url}/_emulator/events`, { method: 'POST', body: JSON.stringify({ type: 'pod.created', data: { pad: 'x'.repeat(200_000) } }) })).status).toBe(202);
+  });
+
   it('checks the events it is asked to emit', async () => {
     const emu = await emulator();
     const emit = (body: unknown) => fetch(`${emu.url}/_emulator/events`, { method: 'POST', body: JSON.stringify(body) });

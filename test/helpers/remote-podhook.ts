@@ -15,6 +15,8 @@ import { runCli, spawnServer } from './spawn-podhook.js';
 
 export const ADMIN_TOKEN = 'adm_listen_0123456789abcdef0123456789ab';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The installed wrangler's command, run by this Node (what `npx wrangler` runs, without npm's own process first). */
+const WRANGLER = fileURLToPath(new URL('../../node_modules/wrangler/bin/wrangler.js', import.meta.url));
 
 export interface RemotePodhook {
   url: string;
@@ -56,7 +58,7 @@ export async function startWorkerRemote(dir: string, seed: readonly ExportRecord
   const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true', NO_COLOR: '1' };
   delete env.CLOUDFLARE_API_TOKEN; // offline: no login, no account
   const persist = join(dir, 'wrangler-state');
-  const wrangler = (args: string[]) => runTool('npx', ['wrangler', ...args], env);
+  const wrangler = (args: string[]) => runTool(process.execPath, [WRANGLER, ...args], env);
   await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persist]);
   if (seed.length > 0) {
     const file = join(dir, 'seed.sql');
@@ -65,9 +67,9 @@ export async function startWorkerRemote(dir: string, seed: readonly ExportRecord
   }
   const [port, inspector] = [await freePort(), await freePort()];
   const child = spawn(
-    'npx',
+    process.execPath,
     [
-      'wrangler', 'dev', '--local', '--persist-to', persist, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector),
+      WRANGLER, 'dev', '--local', '--persist-to', persist, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector),
       '--show-interactive-dev-session=false', '--var', `ADMIN_TOKEN:${ADMIN_TOKEN}`, '--var', `SVC_WEBHOOK_SECRET:${TEST_SECRET}`, '--var', 'DISPATCHER:off',
     ],
     { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },

@@ -1,10 +1,11 @@
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { expect, vi } from 'vitest';
 import type { OrderedRun } from '../fixtures/ordered-handlers.js';
 import type { RunLine } from '../fixtures/replica-handlers.js';
+import { readJsonLines } from './jsonl.js';
 import type { SignedDelivery } from './sign.js';
 import { spawnServer, type ServerProcess, type SpawnOptions } from './spawn-podhook.js';
 
@@ -106,12 +107,7 @@ export async function waitAllProcessed(url: string, ids: Iterable<string>, timeo
 export function readRuns(dir: string): RunLine[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.jsonl'))
-    .flatMap((f) =>
-      readFileSync(join(dir, f), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as RunLine),
-    );
+    .flatMap((f) => readJsonLines<RunLine>(join(dir, f)));
 }
 
 export interface RunInterval {
@@ -174,7 +170,7 @@ export type RecordedRun = OrderedRun & { completed: boolean };
  * `handler`: each start paired with its end; a run left open on a killed process ends at its kill.
  */
 export function recordedRuns(file: string, handler: string, killedAt: ReadonlyMap<number, number> = new Map()): RecordedRun[] {
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as OrderedRun);
+  const lines = readJsonLines<OrderedRun>(file);
   const key = (l: OrderedRun) => `${l.pid} ${l.handler} ${l.id} ${l.attempt}`;
   const ends = new Map(lines.filter((l) => l.phase === 'end').map((l) => [key(l), l]));
   const starts = new Set(lines.filter((l) => l.phase === 'start').map(key));

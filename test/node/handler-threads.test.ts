@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery } from '../../src/core/delivery.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -114,6 +115,30 @@ describe('handlers in worker threads', () => {
     expect(await t.get(waiting.id)).toMatchObject({ attempts: 1, lastError: null });
     expect(t.notes().filter((n) => n.id === waiting.id).map((n) => n.phase)).toEqual(['start', 'start', 'end']);
     expect(await t.metrics()).toContain('podhook_handler_thread_restarts_total{reason="timeout"} 1');
+    t.close();
+  });
+
+  it('keeps watching a thread whose looping call was ended by a lost lease: the thread is replaced on its own, and a looping call after it is named and timed out (47 item 8)', { timeout: 40_000 }, async () => {
+    const t = await start({ LEASE_MS: '900' });
+    const spin = await t.send('pod.active', { loop: true });
+    await vi.waitFor(() => expect(t.notes().some((n) => n.id === spin.id && n.phase === 'start')).toBe(true), { timeout: 15_000 });
+    // Another claim takes the delivery (a replica after this one paused): the next renewal finds
+    // it gone and ends the call, whose code goes on looping on the thread.
+    const db = new Database(t.path);
+    db.pragma('busy_timeout = 5000');
+    db.prepare("update deliveries set lease_owner = 'elsewhere', claim_id = 'elsewhere.1', lease_until = ? where event_id = ?").run(Date.now() + 60_000, spin.id);
+    db.close();
+    await vi.waitFor(() => expect(t.server.output()).toContain('lease lost: this replica records no outcome for it'), { timeout: 10_000, interval: 50 });
+    // Nothing else was sent: the watchdog alone sees the thread has not come back, and replaces it.
+    await vi.waitFor(async () => expect(await t.metrics()).toContain('podhook_handler_thread_restarts_total{reason="timeout"} 1'), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(() => expect(t.server.output()).toContain('code left behind by a finished handler call does not give back its thread'), { timeout: 5_000, interval: 50 });
+    // A looping call later is charged with its own time-out, on a thread that was not stuck.
+    const again = await t.send('pod.active', { loop: true });
+    await t.settled(again.id, 'failed');
+    expect((await t.get(again.id)).lastError).toMatch(/^spin: HandlerTimeoutError: timed out after 1000 ms/);
+    expect(await t.metrics()).toContain('podhook_handler_thread_restarts_total{reason="timeout"} 2');
+    const after = await t.send('pod.status.changed', {});
+    await t.settled(after.id, 'processed');
     t.close();
   });
 

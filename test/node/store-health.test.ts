@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { spawnSync } from 'node:child_process';
-import { BIN } from '../helpers/spawn-podhook.js';
+import { podhookArgs } from '../helpers/spawn-podhook.js';
 import { useNodeServers } from '../helpers/serve-node.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -69,7 +69,7 @@ describe('the store notices when it is gone or failing', () => {
   ])('a DATABASE_PATH %s is a clear error and exit 2', async (_name, pathIn) => {
     const path = pathIn(tempDir());
     // Killed after 10 s if it hangs, so a regression fails instead of leaving a spinning process.
-    const result = spawnSync(process.execPath, [BIN, 'serve'], {
+    const result = spawnSync(process.execPath, podhookArgs(['serve']), {
       env: { PATH: process.env.PATH ?? '', DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, PORT: '0', HOST: '127.0.0.1' },
       encoding: 'utf8',
       timeout: 10_000,

@@ -69,6 +69,34 @@ export function describeRateBucketContract(name: string, open: () => Promise<Sto
     );
 
     it(
+      'empties a bucket so that its first token is back at the time given, whichever tokens are in use (ranked by time, not number)',
+      withStore(async (store) => {
+        const b = { ...fresh(), capacity: 60, windowMs: 60_000 };
+        // Fourteen calls made just now: tokens 0 to 13 are in use for a minute.
+        expect(await store.takeRateTokens({ ...b, now: T0, count: 14, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
+        await store.emptyRateBucket({ ...b, until: T0 + 2_000 });
+        // The first token is back 2 s on (not 16 s, as when token k waited k seconds), then one a second.
+        expect(await store.takeRateTokens({ ...b, now: T0 + 1, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 1_999 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 2_000, maxWaitMs: 0 })).toMatchObject({ granted: true, waitMs: 0 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 2_000, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 1_000 });
+        // Those in use keep their own, later time: 46 tokens come back paced, then the 14.
+        expect(await store.takeRateTokens({ ...b, now: T0 + 2_000, count: 45, maxWaitMs: 45_000 })).toMatchObject({ granted: true, waitMs: 45_000 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 2_000, maxWaitMs: 0 })).toEqual({ granted: false, waitMs: 58_000 });
+      }),
+    );
+
+    it(
+      'takes no reservation further than an hour ahead, and brings a token held beyond it back within it',
+      withStore(async (store) => {
+        const b = { ...fresh(), capacity: 1, windowMs: 1_000 };
+        await store.emptyRateBucket({ ...b, until: T0 + 1e15 });
+        expect(await store.takeRateTokens({ ...b, now: T0, maxWaitMs: 10 * 3_600_000 })).toEqual({ granted: false, waitMs: 3_601_000 });
+        expect(await store.takeRateTokens({ ...b, now: T0, maxWaitMs: 3_601_000 })).toEqual({ granted: false, waitMs: 3_601_000 });
+        expect(await store.takeRateTokens({ ...b, now: T0 + 1_000, maxWaitMs: 3_600_000 })).toMatchObject({ granted: true, waitMs: 3_600_000 });
+      }),
+    );
+
+    it(
       'names the tokens it grants, and settling them holds each one window after the answer, never less',
       withStore(async (store) => {
         const b = { ...fresh(), capacity: 3, windowMs: 1_000 };

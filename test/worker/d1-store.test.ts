@@ -32,6 +32,15 @@ describe('D1 store limits', () => {
     expect(await store.list({ status: 'processed', limit: 1000 })).toHaveLength(150);
   });
 
+  it('stores the claim\'s bytes exactly (bound as hex text, decoded by SQLite\'s unhex): every byte value, an empty body', async () => {
+    const { store } = await open();
+    const every = newDelivery({ body: Uint8Array.from({ length: 512 }, (_, i) => i % 256), status: 'dead', lastError: 'invalid_json' });
+    const empty = newDelivery({ body: new Uint8Array(0), status: 'dead', lastError: 'empty_body' });
+    await store.claim([every, empty]);
+    expect(Array.from((await store.get(every.eventId))!.body)).toEqual(Array.from(every.body));
+    expect((await store.get(empty.eventId))!.body).toEqual(new Uint8Array(0));
+  });
+
   it('keeps a whole claim batch out when one statement of it fails (the batch is atomic)', async () => {
     const { store } = await open();
     const good = newDelivery();

@@ -6,6 +6,7 @@ import worker from './fixture-entry.js';
 import { createD1Store } from '../../src/store/d1/d1-store.js';
 import { newDelivery } from '../store/store-contract.js';
 import { signDelivery, toRequest } from '../helpers/sign.js';
+import { gatedHandler } from './gated-handler.js';
 import { emptyD1, openWorkerTarget } from './worker-target.js';
 
 const MINUTE = 60_000;
@@ -81,13 +82,7 @@ describe('Worker dispatch: waitUntil after ingest, cron for retries and retentio
   };
 
   it('answers before the handlers finish; waitUntil keeps them running to the end', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const started: string[] = [];
-    const slow = defineHandler('pod.created', async function slow(event) {
-      started.push(event.id);
-      await gate;
-    });
+    const { handler: slow, started, release } = gatedHandler('pod.created');
     const t = await openWorkerTarget({ secrets: ['s'] }, { db: env.DB, handlers: [slow], vars: { DISPATCHER: 'on' } });
     const d = signDelivery({ secret: 's', t: Math.floor(t.now() / 1000) });
     const ctx = createExecutionContext();

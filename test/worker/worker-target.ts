@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../../src/core/observability/logger.j
 import { createWorker } from '../../src/worker/create-worker.js';
 import { createD1Store } from '../../src/store/d1/d1-store.js';
 import type { WorkerEnv } from '../../src/worker/worker-env.js';
+import { WORKER_SECRETS_TTL_MS } from '../../src/worker/worker-runtime.js';
 
 /** Empties podhook's tables (the schema and the migration ledger stay), so a test starts clean. */
 export async function emptyD1(db: D1Database): Promise<void> {
@@ -67,5 +68,6 @@ export async function openWorkerTarget(
     },
     now: () => now,
     close() {},
+    secretRemovalBoundMs: WORKER_SECRETS_TTL_MS,
   };
 }

@@ -3,7 +3,7 @@ import { backfillJson, backfillProgress } from '../../core/backfill/progress.js'
 import { backfillPlanJson, MAX_RATE, planBackfill, startBackfill, type BackfillPlan, type BackfillRequest } from '../../core/backfill/start-backfill.js';
 import { parseConfig } from '../../core/config.js';
 import { InvalidRequestError } from '../../core/errors.js';
-import { isoTime, parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
+import { isoTime, parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/steps/time-or-duration.js';
 import { loadValidHandlers } from '../../node/handler-registry.js';
 import { defineCommand, EXIT, UsageError, type CommandIo } from '../command.js';
 import { openExistingStore } from '../delivery-filters.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SENDER_RETRY_MINUTES } from '../../core/sender-retry-ladder.js';
+import { SENDER_RETRY_MINUTES } from '../../core/ingest/sender-retry-ladder.js';
 import { startEmulator } from '../../emulator/start-emulator.js';
 import { createNodeLogger } from '../../node/logger.js';
 import { defineCommand, EXIT, UsageError } from '../command.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { secretFingerprint } from '../../service-api/secret-fingerprint.js';
-import { DEFAULT_ACCOUNT } from '../../core/api-key-store.js';
+import { DEFAULT_ACCOUNT } from '../../core/pods/api-key-store.js';
 import type { DeliveryStore, StoredSecret } from '../../core/delivery-store.js';
 import { parseConfig, type Config } from '../../core/config.js';
 import { openConfiguredStore } from '../../store/node-store.js';

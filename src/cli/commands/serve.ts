@@ -76,20 +76,18 @@ invalid handler registry: the message names the module and what is wrong).`,
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    const server = await startServer({ config, logger, handlers, payloads, handlersModule: module, customize: customizeApp, catchStrays: true });
+    const server = await startServer({ config, logger, handlers, payloads, handlersModule: module, customize: customizeApp, catchStrays: true, flushTracing: tracing?.shutdown });
     // A registry the handler threads cannot load (it loaded here) stops the receiver, with its error.
     const unloadable = server.handlersReady.then(() => new Promise<never>(() => {}), (error: Error) => error);
     const stopped = await Promise.race([signal, unloadable]);
     if (stopped instanceof Error) {
       logger.error({ err: stopped.message }, 'handler threads could not load the handler registry: stopping');
       await server.close();
-      await tracing?.shutdown();
       io.stderr(`podhook serve: ${stopped.message}\n`);
       return EXIT.usage;
     }
     logger.info({ signal: stopped }, 'signal received');
-    await server.close();
-    await tracing?.shutdown(); // after the handlers: their last spans go too
+    await server.close(); // the last spans are sent once the handlers are done, the threads' and this thread's at once
     return EXIT.ok;
   },
 });

@@ -1,4 +1,4 @@
-import { SENDER_RETRY_MINUTES } from '../sender-retry-ladder.js';
+import { SENDER_RETRY_MINUTES } from '../ingest/sender-retry-ladder.js';
 import type { DifferenceKind } from '../shapes/check-shapes.js';
 import { retryOutlook, type Downtime } from './retry-outlook.js';
 

@@ -1,4 +1,4 @@
-import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS } from '../sender-retry-ladder.js';
+import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS } from '../ingest/sender-retry-ladder.js';
 
 /** A time the receiver did not answer: from its last heartbeat until it came back (epoch ms). */
 export interface Downtime {

@@ -1,4 +1,4 @@
-import { isoTime } from '../time-or-duration.js';
+import { isoTime } from '../steps/time-or-duration.js';
 import type { Backfill } from './backfill-store.js';
 
 /** The window the rate is measured over. */

@@ -2,7 +2,7 @@ import { patternMatches } from '../dispatch/router.js';
 import { InvalidRequestError } from '../errors.js';
 import type { HandlerDefinition } from '../events/define-handler.js';
 import { EVENT_TYPES } from '../events/event-types.js';
-import { isoTime } from '../time-or-duration.js';
+import { isoTime } from '../steps/time-or-duration.js';
 import type { Backfill, BackfillCounts, BackfillSelection, BackfillStore } from './backfill-store.js';
 
 /** What `podhook backfill` and `POST /_podhook/api/backfills` ask for. */

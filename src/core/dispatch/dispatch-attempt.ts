@@ -1,4 +1,4 @@
-import { createBatcher } from '../batcher.js';
+import { createBatcher } from './batcher.js';
 import type { Clock } from '../clock.js';
 import type { Delivery, DispatchOutcome, DispatchStore, HandlerRun } from '../delivery-store.js';
 import type { HandlerDefinition } from '../events/define-handler.js';

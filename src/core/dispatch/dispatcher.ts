@@ -1,11 +1,12 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { DispatchStore } from '../delivery-store.js';
-import { storedDelivery, type LeaseGrant, type NewDelivery } from '../delivery.js';
+import { storedDelivery } from '../delivery.js';
 import type { Logger } from '../observability/logger.js';
 import { PASS_THROUGH_GATE, type AttemptGate } from './attempt-gate.js';
 import type { OutcomePolicy } from './decide-outcome.js';
 import { createDispatchAttempt } from './dispatch-attempt.js';
-import { createDispatchEvents, type DispatchEvents } from './dispatch-events.js';
+import { createDispatchEvents } from './dispatch-events.js';
+import type { Dispatcher } from './dispatcher-api.js';
 import { instrumentAttempt, instrumentCalls, instrumentSteps, type DispatchInstrument } from './dispatch-instrument.js';
 import { createDispatchSlots } from './dispatch-slots.js';
 import { createLeaseDrain } from './lease-drain.js';
@@ -21,6 +22,7 @@ import type { PayloadSchemaMap } from './typed-payload.js';
 import { createWakeTimer } from './wake-timer.js';
 
 export type { DeliveryFinishedDetail, DispatchSubscriber } from './dispatch-events.js';
+export type { Dispatcher, DispatchLoad } from './dispatcher-api.js';
 
 /** The store role a dispatcher uses. */
 export type DispatcherStore = Pick<DispatchStore, 'leaseDue' | 'handlerRuns' | 'renewLeases' | 'completeDispatch' | 'releaseLeases'>;
@@ -68,48 +70,6 @@ export interface DispatcherOptions {
   pods?: () => Promise<PodsClient>;
   levelFloor?: number;
   scope?: CallScope;
-}
-
-/** How busy a dispatcher is, read from memory: what a backfill looks at before it adds work. */
-export interface DispatchLoad {
-  /** DISPATCH_CONCURRENCY: deliveries whose handlers may run at once. */
-  concurrency: number;
-  /** Deliveries whose handlers run now. */
-  running: number;
-  /** Hand-offs adopted and waiting in memory for a slot. */
-  waiting: number;
-  /** Hand-offs reserved for claims not yet committed. */
-  reserved: number;
-  /** A lease drain stopped at capacity: the store holds due work this dispatcher could not take. */
-  backlog: boolean;
-  /** When a new delivery was last handed to this dispatcher by ingest (epoch ms), or null: none yet. */
-  lastHandOffAt: number | null;
-  /** Leases this dispatcher keeps (and renews). */
-  leases: number;
-}
-
-export interface Dispatcher {
-  /** Asks for a drain soon (after an ingest commit, on a timer); calls coalesce. */
-  wake(): void;
-  /** Resolves once no lease drain runs (one asked for meanwhile included). */
-  drained(): Promise<void>;
-  /** The dispatcher's load now (no I/O). */
-  load(): DispatchLoad;
-  /** Drains every due delivery and waits for their handlers (the Worker's cron and waitUntil). */
-  runUntilIdle(): Promise<void>;
-  /** Stops leasing, waits for in-flight handlers up to `graceMs`, then gives back unfinished leases. */
-  stop(graceMs?: number): Promise<void>;
-  /**
-   * Hand-off: reserves a dispatch slot and a lease for a delivery about to be claimed, or null at
-   * capacity. After the claim, `adopt` it (stored as new) or `release` it (anything else).
-   */
-  reserve(): LeaseGrant | null;
-  /** Runs a just-claimed delivery under its reserved lease (no lease statement, no ledger read). */
-  adopt(grant: LeaseGrant, delivery: NewDelivery): void;
-  release(grant: LeaseGrant): void;
-  /** What happens in dispatch, to subscribe to. */
-  readonly events: DispatchEvents;
-  readonly owner: string;
 }
 
 /**
@@ -213,7 +173,8 @@ export function createDispatcher({
     load() {
       return { concurrency, running: slots.running, waiting: slots.waiting, reserved: slots.reserved, backlog: slots.backlog, lastHandOffAt, leases: leases.size };
     },
-    async runUntilIdle() {
+    async runUntilIdle(budget = Infinity) {
+      drain.allow(budget);
       for (;;) {
         while (drain.current) await drain.current; // join a drain in progress without re-arming it
         const started = await drain.wake();
@@ -221,7 +182,7 @@ export function createDispatcher({
           await Promise.all(inflight);
           if (slots.reserved > 0) await new Promise((r) => setTimeout(r, 1)); // hand-offs about to be adopted
         }
-        if (started === 0 && !drain.current && !slots.backlog) return;
+        if (!drain.current && (drain.spent || (started === 0 && !slots.backlog))) return;
       }
     },
     async stop(graceMs = 10_000) {

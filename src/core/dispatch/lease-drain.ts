@@ -30,6 +30,13 @@ export interface LeaseDrain {
   wake(): Promise<number>;
   /** The drain in progress, or null. */
   readonly current: Promise<number> | null;
+  /**
+   * Leases at most `count` deliveries from now on, over every drain (Infinity: no bound). A
+   * Worker invocation's page: what it leases stays within D1's queries per invocation.
+   */
+  allow(count: number): void;
+  /** Whether the allowance is spent: due work may be left for another invocation. */
+  readonly spent: boolean;
 }
 
 /**
@@ -40,12 +47,14 @@ export interface LeaseDrain {
 export function createLeaseDrain({ store, owner, leaseMs, clock, logger, leases, slots }: LeaseDrainOptions): LeaseDrain {
   /** Lease statements failed in a row (the store unreachable). */
   let leaseFailures = 0;
+  /** Deliveries the drains may still lease (`allow`). */
+  let allowance = Infinity;
 
   /** Leases and starts due deliveries until none is left; resolves with how many it started. */
   async function drain(): Promise<number> {
     let started = 0;
-    while (!slots.stopped) {
-      const limit = slots.leasable();
+    while (!slots.stopped && allowance > 0) {
+      const limit = Math.min(slots.leasable(), allowance);
       if (limit === 0) return started; // the next dispatch to finish drains again
       let leased: Delivery[];
       let ledger: HandlerRun[];
@@ -58,6 +67,7 @@ export function createLeaseDrain({ store, owner, leaseMs, clock, logger, leases,
           leaseFailures = 0;
         }
         if (leased.length === 0) return started;
+        allowance -= leased.length;
         // Ledger rows exist only once an attempt ran: new deliveries need no read.
         const retried = leased.filter(ranBefore).map((d) => d.eventId);
         ledger = retried.length > 0 ? await store.handlerRuns(retried) : [];
@@ -99,6 +109,12 @@ export function createLeaseDrain({ store, owner, leaseMs, clock, logger, leases,
     wake,
     get current() {
       return draining;
+    },
+    allow(count) {
+      allowance = count;
+    },
+    get spent() {
+      return allowance <= 0;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ClaimResult, NewDelivery, QuarantineResult } from '../delivery.js';
-import { InvalidRequestError, PodhookError, UnavailableError } from '../errors.js';
+import { InvalidRequestError, PodhookError, UnauthorizedError, UnavailableError } from '../errors.js';
 import { inspectBody } from './inspect-body.js';
 import type { SecretSource } from '../signing/secret-source.js';
 import type { SignatureCrypto } from '../signing/signature-crypto.js';
@@ -89,10 +89,21 @@ export function createReceiver({ crypto, clock, secrets, claim, quarantine, onCo
     }
     const eventId = rawId.toLowerCase();
 
-    const secretList = await secrets.getSecrets();
+    let secretList = await secrets.getSecrets();
+    // None kept: one stored since the last read is looked for before a 503 (a source that may lag).
+    if (secretList.length === 0 && secrets.recheck) secretList = await secrets.recheck();
     const signature = checkSignatureHeader(headers.get(SIGNATURE_HEADER), secretList, { clock, toleranceSeconds });
     if (typeof body === 'function') body = await body();
-    await verifyMac(signature, body, secretList, crypto);
+    try {
+      await verifyMac(signature, body, secretList, crypto);
+    } catch (error) {
+      // Matched none of the kept secrets: before the 401, the ones stored since the last read.
+      if (!(error instanceof UnauthorizedError) || !secrets.recheck) throw error;
+      const tried = new Set(secretList);
+      const added = (await secrets.recheck()).filter((s) => !tried.has(s));
+      if (added.length === 0) throw error;
+      await verifyMac(signature, body, added, crypto);
+    }
 
     const delivery: NewDelivery = {
       eventId,

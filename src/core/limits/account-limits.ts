@@ -1,8 +1,8 @@
-import { DEFAULT_ACCOUNT } from '../api-key-store.js';
+import { DEFAULT_ACCOUNT } from '../pods/api-key-store.js';
 import { systemClock, type Clock } from '../clock.js';
 import { PodsRateLimited } from '../pods/pods-error.js';
 import { DEFAULT_BUCKET_SIZES, type BucketName } from './bucket-size.js';
-import type { RateBucketSize, RateBucketStore } from './rate-bucket-store.js';
+import { MAX_TOKEN_HOLD_MS, type RateBucketSize, type RateBucketStore } from './rate-bucket-store.js';
 
 export interface AccountLimitsOptions {
   /** Where the buckets are kept: every process and replica on one database shares them. */
@@ -51,8 +51,8 @@ export interface AccountLimits {
   acquire(bucket: BucketName, options?: AcquireOptions): Promise<RateGrant>;
   /**
    * The service answered `429 rate_limited`: empties `bucket` in the store until
-   * `retryAfterSeconds` from now, so every process and replica holds back until then. The caller
-   * then acquires again (wait or throw).
+   * `retryAfterSeconds` from now (at most `MAX_TOKEN_HOLD_MS`), so every process and replica holds
+   * back until then, and the first token is back then. The caller then acquires again (wait or throw).
    */
   backOff(bucket: BucketName, retryAfterSeconds: number): Promise<void>;
 }
@@ -84,22 +84,32 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  */
 export function createAccountLimits({ store, clock = systemClock, limits = {}, sleep = abortableSleep, account = DEFAULT_ACCOUNT }: AccountLimitsOptions): AccountLimits {
   const sizes = { ...DEFAULT_BUCKET_SIZES, ...limits };
+  // The buckets' time: the database's where replicas share it from several hosts (PostgreSQL), else
+  // this clock. Only durations leave it (waits, `retryAt` below is on this clock).
+  const bucketNow = store.databaseNow ? () => store.databaseNow!() : async () => clock();
   return {
     sizes,
     async acquire(bucket, { maxWaitMs = 0, signal, requestId = null, details, operation } = {}) {
       signal?.throwIfAborted();
-      const now = clock();
+      const now = await bucketNow();
       const take = await store.takeRateTokens({ account, bucket, ...sizes[bucket], now, maxWaitMs: Math.max(0, maxWaitMs) });
-      if (!take.granted) throw new PodsRateLimited({ bucket, retryAt: now + take.waitMs, requestId, details, operation });
+      if (!take.granted) throw new PodsRateLimited({ bucket, retryAt: clock() + take.waitMs, requestId, details, operation });
       if (take.waitMs > 0) await sleep(take.waitMs, signal);
       const { tokens } = take;
       return {
         waitedMs: take.waitMs,
-        settle: () => store.settleRateTokens({ account, bucket, tokens, at: clock() }).catch(() => {}),
+        settle: async () => {
+          try {
+            await store.settleRateTokens({ account, bucket, tokens, at: await bucketNow() });
+          } catch {
+            // The token stays on its granted time.
+          }
+        },
       };
     },
     async backOff(bucket, retryAfterSeconds) {
-      await store.emptyRateBucket({ account, bucket, ...sizes[bucket], until: clock() + Math.max(0, retryAfterSeconds) * 1000 });
+      const forMs = Math.min(MAX_TOKEN_HOLD_MS, Math.max(0, Number.isFinite(retryAfterSeconds) ? retryAfterSeconds * 1000 : MAX_TOKEN_HOLD_MS));
+      await store.emptyRateBucket({ account, bucket, ...sizes[bucket], until: (await bucketNow()) + forMs });
     },
   };
 }

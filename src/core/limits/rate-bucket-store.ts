@@ -40,6 +40,13 @@ export interface EmptyRateBucketOptions extends RateBucketKey, RateBucketSize {
 }
 
 /**
+ * The furthest ahead of now a token is ever held (1 h): a `429`'s wait is bounded by it
+ * (`RETRY_AFTER_BOUNDS`) and so is a reservation. A token found held further (a store written
+ * before the bound, a clock that jumped) is brought back to it when a take meets it.
+ */
+export const MAX_TOKEN_HOLD_MS = 3_600_000;
+
+/**
  * The store's side of the account's limits (table `rate_tokens`): the buckets every process and
  * replica on one database share. Each bucket is `capacity` tokens; a token taken at `t` is free
  * again at `t + windowMs`, so no window of `windowMs` ever holds more than `capacity` calls,
@@ -50,15 +57,18 @@ export interface EmptyRateBucketOptions extends RateBucketKey, RateBucketSize {
  */
 export interface RateBucketStore {
   /**
-   * Takes `count` tokens when they are free within `maxWaitMs`, reserving each for the time it is
-   * free; otherwise takes none and answers how long until the first one is. Tokens are taken one
-   * at a time: when a later one of several is refused, the ones before it stay spent.
+   * Takes `count` tokens when they are free within `maxWaitMs` (at most `MAX_TOKEN_HOLD_MS`),
+   * reserving each for the time it is free; otherwise takes none and answers how long until the
+   * first one is. Tokens are taken one at a time: when a later one of several is refused, the ones
+   * before it stay spent. A take that loses a token to another replica tries the next at once: a
+   * race costs a statement, never a refusal.
    */
   takeRateTokens(options: TakeRateTokensOptions): Promise<RateTake>;
   /**
    * Empties a bucket until `until` (what a `429` with `retry_after_seconds` says): every token is
-   * held until then at least, the k-th one until `until + k × windowMs / capacity`, so the calls
-   * that follow are paced rather than sent in one burst.
+   * held until then at least, the k-th to come back (in the order they would) until
+   * `until + k × windowMs / capacity`, so the first is free at `until` and the calls that follow
+   * are paced rather than sent in one burst. A token held longer already keeps its time.
    */
   emptyRateBucket(options: EmptyRateBucketOptions): Promise<void>;
   /**
@@ -68,4 +78,10 @@ export interface RateBucketStore {
    * token's uses a window apart *at the service* too. Never moves a token earlier.
    */
   settleRateTokens(options: SettleRateTokensOptions): Promise<void>;
+  /**
+   * The database server's clock (epoch ms), where replicas on several hosts share the buckets
+   * (PostgreSQL): their times are then read there, one clock for all, so a replica whose clock
+   * runs fast cannot spend a token early. Absent (SQLite, D1): the caller's clock is used.
+   */
+  databaseNow?(): Promise<number>;
 }

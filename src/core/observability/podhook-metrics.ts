@@ -8,11 +8,15 @@ import type { IngestOutcome } from '../ingest/ingest-outcome.js';
 import type { StepStore } from '../steps/step-record.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
 import type { PodsObserver } from '../pods/pods-observer.js';
+import { podsCodeLabel } from '../pods/pods-error.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /** Only known types become label values: header values of refused requests are attacker-chosen. */
 const typeLabel = (type: string | undefined) => (type && isEventType(type) ? type : 'other');
+
+/** Runs parked on a bucket the gauge keeps, at most: past it, those due soonest are let go (the gauge under-counts, never grows). */
+export const MAX_PARKED_TRACKED = 10_000;
 
 export interface PodhookMetricsOptions {
   clock?: Clock;
@@ -82,13 +86,26 @@ export function createPodhookMetrics(
   const leasesLost = registry.counter('podhook_leases_lost_total', 'Leases this process lost to another claim or could not renew (nothing recorded), by reason.');
   const drift = registry.counter('podhook_payload_drift_total', 'Differences of new deliveries\' payloads from their type\'s learned shape, by event type and kind.');
   const strays = registry.counter('podhook_handler_stray_errors_total', 'Exceptions and rejections handler code left uncaught, by handler (unknown: outside any call) and kind.');
-  const podsCalls = registry.counter('podhook_pods_calls_total', 'Calls handlers made to the pod service, by operation and how they ended (ok, or the error code).');
+  const podsCalls = registry.counter('podhook_pods_calls_total', 'Calls handlers made to the pod service, by operation and how they ended (ok, the error code, or other for a code the service chose that podhook does not know).');
   const podsWaited = registry.counter('podhook_pods_wait_seconds_total', 'Time calls to the pod service waited for a token of their bucket, by bucket.');
   /** Runs this process parked on an empty bucket, by the time they wake: a gauge of those still waiting. */
   const parkedOnBucket: { bucket: string; until: number }[] = [];
-  registry.gauge('podhook_pods_parked_runs', 'Handler runs this process parked on an empty bucket of the pod service and not yet due, by bucket.', async () => {
+  /** Drops the runs now due; kept when runs park, not only when /metrics is read, so it is as long as the runs still waiting (at most MAX_PARKED_TRACKED). */
+  const pruneParked = () => {
     const now = clock();
-    for (let i = parkedOnBucket.length - 1; i >= 0; i--) if (parkedOnBucket[i]!.until <= now) parkedOnBucket.splice(i, 1);
+    let kept = 0;
+    for (const p of parkedOnBucket) if (p.until > now) parkedOnBucket[kept++] = p;
+    parkedOnBucket.length = kept;
+    if (kept > MAX_PARKED_TRACKED) {
+      parkedOnBucket.sort((a, b) => b.until - a.until);
+      parkedOnBucket.length = MAX_PARKED_TRACKED;
+    }
+  };
+  /** Pruned when it has doubled since the last prune: amortised O(1) a park. */
+  let prunedAt = 0;
+  registry.gauge('podhook_pods_parked_runs', 'Handler runs this process parked on an empty bucket of the pod service and not yet due, by bucket.', async () => {
+    pruneParked();
+    prunedAt = parkedOnBucket.length;
     const by = new Map<string, number>();
     for (const p of parkedOnBucket) by.set(p.bucket, (by.get(p.bucket) ?? 0) + 1);
     return ['writes', 'reads', 'key_mints'].map((bucket) => [{ bucket }, by.get(bucket) ?? 0]);
@@ -137,10 +154,17 @@ export function createPodhookMetrics(
     },
     pods: {
       observer: {
-        call: (e) => podsCalls.inc({ operation: e.operation, code: e.code }),
+        // The service's codes are its own to choose: only the known ones become label values.
+        call: (e) => podsCalls.inc({ operation: e.operation, code: podsCodeLabel(e.code) }),
         wait: (e) => podsWaited.inc({ bucket: e.bucket }, e.waitedMs / 1000),
       },
-      parked: (bucket, until) => void parkedOnBucket.push({ bucket, until }),
+      parked(bucket, until) {
+        parkedOnBucket.push({ bucket, until });
+        if (parkedOnBucket.length > Math.max(64, 2 * prunedAt)) {
+          pruneParked();
+          prunedAt = parkedOnBucket.length;
+        }
+      },
     },
     threads: {
       stray: (kind, handler) => strays.inc({ handler: handler ?? 'unknown', kind }),

@@ -1,6 +1,5 @@
 import type { ListPodsQuery, PodsCallOptions, PodsClient } from './pods-client.js';
-import type { PodsPage } from './pods-types.js';
-import { pageRequestId } from './request-id.js';
+import { walkPages } from './pods-pages.js';
 
 /** What a run tells its `ctx.pods`: the request id of the step running now, its time left, its signal. */
 export interface PodsRun {
@@ -40,16 +39,8 @@ export function handlerPods(client: () => Promise<PodsClient>, run: PodsRun): Po
   return {
     list,
     // Page by page through `list`, so a walk inside a step sends the same ids again (`<id>.<page>`).
-    async *pages(query: ListPodsQuery = {}, o: PodsCallOptions = {}): AsyncGenerator<PodsPage, void, undefined> {
-      const base = o.requestId ?? run.requestId();
-      let cursor = query.cursor;
-      for (let page = 1; ; page++) {
-        const answer = await list({ ...query, cursor }, { ...o, requestId: base === undefined ? undefined : pageRequestId(base, page) });
-        yield answer;
-        if (answer.next_cursor === null || answer.next_cursor === cursor) return;
-        cursor = answer.next_cursor;
-      }
-    },
+    pages: (query = {}, { maxPages, ...o } = {}) =>
+      walkPages((q, requestId) => list(q, { ...o, requestId }), query, { requestId: o.requestId ?? run.requestId(), maxPages }),
     queueAction: async (podId, action, o) => (await client()).queueAction(podId, action, options(o)),
     actions: async (podId, o) => (await client()).actions(podId, options(o)),
     lastResult: async (podId, o) => (await client()).lastResult(podId, options(o)),

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { configuredPods, type ConfiguredPodsOptions } from './configured-pods.js';
-import type { PodsClient } from './pods-client.js';
+import type { AnsweringPodsClient } from './pods-client.js';
 import { PodsRateLimited } from './pods-error.js';
 
 /** How often a missing configuration is looked for again (a key stored meanwhile is found). */
@@ -16,10 +16,11 @@ export interface PodsAccessOptions extends ConfiguredPodsOptions {
  * The deployment's pod client for handlers (`ctx.pods`), made when a handler first calls the
  * service and shared by every run of this receiver. While it cannot be made (no SVC_BASE_URL, no
  * API key) each call fails with what to set, looked for again every few seconds: a key stored
- * with `podhook secrets add --api-key` is picked up without a restart.
+ * with `podhook secrets add --api-key` is picked up without a restart. Once made, it reads the
+ * key before each request (`createApiKeySource`): a key rotated later is used within a second.
  */
-export function createPodsAccess({ clock, onParked, ...options }: PodsAccessOptions): () => Promise<PodsClient> {
-  let made: Promise<PodsClient> | undefined;
+export function createPodsAccess({ clock, onParked, ...options }: PodsAccessOptions): () => Promise<AnsweringPodsClient> {
+  let made: Promise<AnsweringPodsClient> | undefined;
   let failedAt = -Infinity;
   let failure: Error | undefined;
   return () => {
@@ -40,7 +41,7 @@ export function createPodsAccess({ clock, onParked, ...options }: PodsAccessOpti
 }
 
 /** The client, telling `onParked` of each call that gives up for an empty bucket. */
-function reportingParks(client: PodsClient, onParked: PodsAccessOptions['onParked']): PodsClient {
+function reportingParks(client: AnsweringPodsClient, onParked: PodsAccessOptions['onParked']): AnsweringPodsClient {
   if (!onParked) return client;
   const watch = <T>(p: Promise<T>): Promise<T> =>
     p.catch((error: unknown) => {
@@ -48,6 +49,7 @@ function reportingParks(client: PodsClient, onParked: PodsAccessOptions['onParke
       throw error;
     });
   return {
+    answer: (name, args, o) => watch(client.answer(name, args, o)),
     list: (q, o) => watch(client.list(q, o)),
     pages: client.pages.bind(client),
     queueAction: (id, a, o) => watch(client.queueAction(id, a, o)),

@@ -1,24 +1,29 @@
 import { systemClock, type Clock } from '../clock.js';
-import { UUID } from '../ingest/receive-delivery.js';
 import { abortableSleep, type AccountLimits, type RateGrant } from '../limits/account-limits.js';
 import type { BucketName } from '../limits/bucket-size.js';
-import { PodsError, PodsRateLimited } from './pods-error.js';
+import { isoTime, PodsError, PodsRateLimited } from './pods-error.js';
 import type { PodsObserver, PodsOperation } from './pods-observer.js';
-import { isPodAction, POD_ACTIONS, type ChatTicket, type MintedKey, type PodAction, type PodsPage, type QueuedAction } from './pods-types.js';
+import { decodePodsAnswer, localError, planPodsRequest, type ListPodsQuery, type PodsCallName, type PodsCalls, type PodsRequestPlan } from './pods-operations.js';
+import { walkPages } from './pods-pages.js';
+import type { ChatTicket, MintedKey, PodAction, PodsPage, QueuedAction } from './pods-types.js';
 import { DEFAULT_PODS_WIRE, type PodsWireNames } from './pods-wire.js';
-import { newRequestId, pageRequestId, REQUEST_ID_PATTERN } from './request-id.js';
-import { createServiceTransport, type ServiceAnswer, type ServiceRequest } from './service-transport.js';
+import { newRequestId, REQUEST_ID_PATTERN } from './request-id.js';
+import type { ApiKeySource } from './resolve-api-key.js';
+import { serviceError, type RawServiceAnswer } from './service-answer.js';
+import { createServiceTransport } from './service-transport.js';
 
-/** The longest key name the service takes (spec: Limits, Key `name`). */
-export const MAX_KEY_NAME_LENGTH = 60;
-/** When a `429` carries no `retry_after_seconds`, this long is waited. */
-export const DEFAULT_RETRY_AFTER_SECONDS = 60;
+export { DEFAULT_RETRY_AFTER_SECONDS } from './pods-error.js';
+export { MAX_KEY_NAME_LENGTH, type ListPodsQuery } from './pods-operations.js';
 
 export interface PodsClientOptions {
-  /** `{base_url}`: the compute host (`SVC_BASE_URL`). */
+  /** `{base_url}`: the compute host (`SVC_BASE_URL`), checked by its rules, as is every URL called below it. */
   baseUrl: string;
-  /** The compute API key (`SVC_API_KEY`, or the stored one): sent only as `X-API-Key`. */
-  apiKey: string;
+  /**
+   * The compute API key (`SVC_API_KEY`, or the stored one): sent only as `X-API-Key`. A source
+   * (`createApiKeySource`) is read before each request, so a rotated key is used without a restart;
+   * an `unauthorized` answer reads it again, and a call whose key changed meanwhile is sent once more.
+   */
+  apiKey: string | ApiKeySource;
   /**
    * The account's limits in the store, shared by every process and replica: each call takes a
    * token of its bucket first, and a `429` empties that bucket for all. Without it the client only
@@ -38,6 +43,8 @@ export interface PodsClientOptions {
   userAgent?: string;
   /** Per request, including reading the answer (default 30 s). */
   timeoutMs?: number;
+  /** The most bytes of one answer read (default `MAX_ANSWER_BYTES`, 8 MiB); a larger one is `answer_too_large`. */
+  maxAnswerBytes?: number;
   clock?: Clock;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -51,13 +58,10 @@ export interface PodsCallOptions {
   maxWaitMs?: number;
 }
 
-export interface ListPodsQuery {
-  /** 1 to 100. */
-  pageSize?: number;
-  /** A previous page's `next_cursor`. */
-  cursor?: string;
-  /** Only the pods with this `external_ref` (the caller's own id). */
-  externalRef?: string;
+/** What `pages()` takes besides a call's options. */
+export interface PagesOptions extends PodsCallOptions {
+  /** The most pages read (default `DEFAULT_MAX_PAGES`, 1,000); more is `unexpected_response`. */
+  maxPages?: number;
 }
 
 /** The service's pod surface (`/pods/v1`), typed from the spec, within the account's limits. */
@@ -66,12 +70,13 @@ export interface PodsClient {
   list(query?: ListPodsQuery, options?: PodsCallOptions): Promise<PodsPage>;
   /**
    * Every page in turn, from `query.cursor` (or the first) to the last: `for await (const page of
-   * pods.pages())`. With `requestId`, page n sends `<id>.<n>` (the first the id itself).
+   * pods.pages())`. With `requestId`, page n sends `<id>.<n>` (the first the id itself). A cursor
+   * given before, or more than `maxPages` pages, ends it with `unexpected_response`.
    */
-  pages(query?: ListPodsQuery, options?: PodsCallOptions): AsyncGenerator<PodsPage, void, undefined>;
+  pages(query?: ListPodsQuery, options?: PagesOptions): AsyncGenerator<PodsPage, void, undefined>;
   /** `POST /pods/v1/pods/{id}/actions` (write bucket): the queued action (202; the pod applies it within about 60 s). */
   queueAction(podId: string, action: PodAction, options?: PodsCallOptions): Promise<QueuedAction>;
-  /** `GET /pods/v1/pods/{id}/actions`, the poll route (read bucket): its answer as parsed JSON (the spec does not show it). */
+  /** `GET /pods/v1/pods/{id}/actions`, the poll route (read bucket): its answer, a JSON object (the spec does not show it). */
   actions(podId: string, options?: PodsCallOptions): Promise<unknown>;
   /**
    * The output of the last `diagnose` or `logs`: `last_result` of the poll route's answer (at its
@@ -84,14 +89,23 @@ export interface PodsClient {
   chatTicket(podId: string, options?: PodsCallOptions): Promise<ChatTicket>;
 }
 
-const localError = (message: string, operation: PodsOperation) => new PodsError('invalid_request', 0, `${message}: nothing was sent`, { requestId: null, operation });
+/**
+ * The client as the thread holding the key uses it: besides the typed calls, `answer` makes a
+ * call and resolves with its 2xx answer as read (`RawServiceAnswer`), not decoded, so another
+ * thread can decode it (`decodePodsAnswer(name, raw, args)`). Non-2xx answers are turned into
+ * their `PodsError` here (the key is scrubbed from them here, and `429` and `unauthorized` are handled here).
+ */
+export interface AnsweringPodsClient extends PodsClient {
+  answer<N extends PodsCallName>(name: N, args: PodsCalls[N]['args'], options?: PodsCallOptions): Promise<RawServiceAnswer>;
+}
 
 /**
  * The pod client: a typed call per route of the service's pod surface, each sent with
  * `X-API-Key` and an `x-request-id`, within the account's limits (`limits`), failing with a
  * `PodsError` (`code`, `status`, `requestId`, `details`, `retryable`) or, when its bucket has no
  * token in the time it may wait, `PodsRateLimited` (`retryAt`). Input the spec bounds (page size,
- * key name, action, pod id) is checked before anything is sent.
+ * key name, action, pod id) is checked before anything is sent; answers are read within a size
+ * cap and decoded strictly (`decodePodsAnswer`).
  *
  * @example
  * const pods = createPodsClient({ baseUrl: process.env.SVC_BASE_URL!, apiKey: process.env.SVC_API_KEY!, limits: createAccountLimits({ store }) });
@@ -110,21 +124,33 @@ export function createPodsClient({
   fetch,
   userAgent = 'podhook',
   timeoutMs,
+  maxAnswerBytes,
   clock = systemClock,
   sleep = abortableSleep,
-}: PodsClientOptions): PodsClient {
+}: PodsClientOptions): AnsweringPodsClient {
   const wire = { ...DEFAULT_PODS_WIRE, ...wireOverrides };
-  const send = createServiceTransport({ baseUrl, apiKey, fetch, userAgent, timeoutMs });
+  const send = createServiceTransport({ baseUrl, fetch, userAgent, timeoutMs, maxAnswerBytes });
+  const keys: ApiKeySource = typeof apiKey === 'string' ? { current: async () => apiKey, reload: async () => apiKey } : apiKey;
 
-  /** One call: a token of its bucket (or a wait, or `PodsRateLimited`), the request, and `429`s handled for every replica. */
-  async function call(operation: PodsOperation, bucket: BucketName, request: Omit<ServiceRequest, 'requestId' | 'signal'>, options: PodsCallOptions = {}): Promise<ServiceAnswer> {
+  /**
+   * One call: a token of its bucket (or a wait, or `PodsRateLimited`), the request with the key in
+   * force, `429`s handled for every replica, and an `unauthorized` sent once more when the key was
+   * rotated since it was read. Resolves with the 2xx answer, undecoded.
+   */
+  async function call({ operation, bucket, request }: PodsRequestPlan, options: PodsCallOptions = {}): Promise<RawServiceAnswer> {
     const { signal } = options;
     const requestId = options.requestId ?? generateId();
     // Checked before a token is taken: an id the service would not echo costs nothing.
     if (!REQUEST_ID_PATTERN.test(requestId)) throw localError(`request id ${JSON.stringify(requestId)} is not 8 to 64 of A-Za-z0-9._-`, operation);
     const deadline = clock() + Math.max(0, options.maxWaitMs ?? defaultMaxWaitMs);
     let refused: PodsError | undefined;
+    let keyRetried = false;
     for (let answers429 = 0; ; ) {
+      // Read where it is used: a key rotated while this process runs is the one sent.
+      const key = await keys.current();
+      if (key === null) {
+        throw new PodsError('not_configured', 0, 'no compute API key: set SVC_API_KEY, or store one with `podhook secrets add --api-key < key.txt`: nothing was sent', { requestId: null, operation });
+      }
       let grant: RateGrant | undefined;
       let waited = 0;
       if (limits) {
@@ -137,7 +163,7 @@ export function createPodsClient({
         });
         waited = grant.waitedMs;
       } else if (refused) {
-        const waitMs = (refused.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) * 1000;
+        const waitMs = refused.retryAfterSeconds! * 1000;
         if (clock() + waitMs > deadline) throw rateLimitedAfter(refused, bucket, operation, clock() + waitMs);
         await sleep(waitMs, signal);
         waited = waitMs;
@@ -145,15 +171,23 @@ export function createPodsClient({
       if (waited > 0) observer?.wait?.({ operation, bucket, waitedMs: waited });
       const started = clock();
       try {
-        const answer = await send({ ...request, requestId, signal });
+        const answer = await send({ ...request, requestId, signal, apiKey: key });
+        const failed = serviceError(answer, [key]);
+        if (failed) throw failed;
         observer?.call?.({ operation, bucket, code: 'ok', status: answer.status, requestId: answer.requestId, durationMs: clock() - started });
         return answer;
       } catch (error) {
         if (!(error instanceof PodsError)) throw error;
         observer?.call?.({ operation, bucket, code: error.code, status: error.status, requestId: error.requestId ?? requestId, durationMs: clock() - started });
+        if (error.code === 'unauthorized' && !keyRetried) {
+          keyRetried = true;
+          // A key rotated since it was read: the same request once more with the new one.
+          const fresh = await keys.reload().catch(() => null);
+          if (fresh !== null && fresh !== key) continue;
+        }
         if (error.code !== 'rate_limited') throw withOperation(error, operation);
         refused = error;
-        const retryAfter = error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+        const retryAfter = error.retryAfterSeconds!;
         if (++answers429 > maxRateLimitedAnswers) throw rateLimitedAfter(error, bucket, operation, clock() + retryAfter * 1000);
         // Every process and replica holds back until the service's time, not only this call.
         if (limits) await limits.backOff(bucket, retryAfter);
@@ -164,96 +198,38 @@ export function createPodsClient({
     }
   }
 
-  function checkPodId(podId: string, operation: PodsOperation): string {
-    if (typeof podId !== 'string' || !UUID.test(podId)) throw localError(`pod id must be a uuid (got ${JSON.stringify(podId)})`, operation);
-    return podId.toLowerCase();
-  }
-
-  function expectObject(answer: ServiceAnswer, field: string, operation: PodsOperation): Record<string, unknown> {
-    const value = (answer.json as Record<string, unknown> | undefined)?.[field];
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new PodsError('unexpected_response', answer.status, `the service answered HTTP ${answer.status} without ${field}`, { requestId: answer.requestId, operation });
+  function answer<N extends PodsCallName>(name: N, args: PodsCalls[N]['args'], options?: PodsCallOptions): Promise<RawServiceAnswer> {
+    // Planned (and its input checked) before a token is taken.
+    let plan: PodsRequestPlan;
+    try {
+      plan = planPodsRequest(name, args, wire);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return value as Record<string, unknown>;
+    return call(plan, options);
   }
 
-  async function list(query: ListPodsQuery = {}, options?: PodsCallOptions): Promise<PodsPage> {
-    const { pageSize, cursor, externalRef } = query;
-    if (pageSize !== undefined && (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)) {
-      throw localError(`pageSize must be a whole number from 1 to 100 (got ${pageSize})`, 'list');
-    }
-    const answer = await call(
-      'list',
-      'reads',
-      {
-        method: 'GET',
-        path: '/pods/v1/pods',
-        query: { [wire.pageSizeParam]: pageSize?.toString(), [wire.cursorParam]: cursor || undefined, [wire.externalRefParam]: externalRef },
-      },
-      options,
-    );
-    const body = answer.json as { pods?: unknown; next_cursor?: unknown } | undefined;
-    if (!Array.isArray(body?.pods)) {
-      throw new PodsError('unexpected_response', answer.status, `the service answered HTTP ${answer.status} without a pods list`, { requestId: answer.requestId, operation: 'list' });
-    }
-    const next = body.next_cursor;
-    return { pods: body.pods as PodsPage['pods'], next_cursor: typeof next === 'string' && next !== '' ? next : null };
-  }
+  return typedPodsCalls(answer);
+}
 
-  async function actions(podId: string, options?: PodsCallOptions): Promise<unknown> {
-    const id = checkPodId(podId, 'actions');
-    return (await call('actions', 'reads', { method: 'GET', path: `/pods/v1/pods/${id}/actions` }, options)).json;
-  }
-
+/**
+ * The typed calls over an `answer` function, each answer decoded where it is called: the client's
+ * own, or a handler thread's stand-in whose `answer` asks the thread that holds the API key.
+ */
+export function typedPodsCalls(answer: AnsweringPodsClient['answer']): AnsweringPodsClient {
+  const typed = async <N extends PodsCallName>(name: N, args: PodsCalls[N]['args'], options?: PodsCallOptions): Promise<PodsCalls[N]['value']> =>
+    decodePodsAnswer(name, await answer(name, args, options), args);
+  const list = (query: ListPodsQuery = {}, options?: PodsCallOptions) => typed('list', [query], options);
   return {
+    answer,
     list,
-
-    async *pages(query = {}, options = {}) {
-      let cursor = query.cursor;
-      for (let page = 1; ; page++) {
-        const requestId = options.requestId === undefined ? undefined : pageRequestId(options.requestId, page);
-        const answer = await list({ ...query, cursor }, { ...options, requestId });
-        yield answer;
-        if (answer.next_cursor === null || answer.next_cursor === cursor) return;
-        cursor = answer.next_cursor;
-      }
-    },
-
-    async queueAction(podId, action, options) {
-      const id = checkPodId(podId, 'queueAction');
-      if (!isPodAction(action)) throw localError(`action must be one of ${POD_ACTIONS.join(', ')} (got ${JSON.stringify(action)})`, 'queueAction');
-      const answer = await call('queueAction', 'writes', { method: 'POST', path: `/pods/v1/pods/${id}/actions`, body: { [wire.actionProperty]: action } }, options);
-      return expectObject(answer, 'action', 'queueAction') as unknown as QueuedAction;
-    },
-
-    actions,
-
-    async lastResult(podId, options) {
-      const answer = await actions(podId, options);
-      if (typeof answer !== 'object' || answer === null) return undefined;
-      if (Object.hasOwn(answer, 'last_result')) return (answer as { last_result: unknown }).last_result;
-      const nested = (answer as { action?: unknown }).action;
-      return typeof nested === 'object' && nested !== null && Object.hasOwn(nested, 'last_result') ? (nested as { last_result: unknown }).last_result : undefined;
-    },
-
-    async mintKey(podId, { name, ...options } = {}) {
-      const id = checkPodId(podId, 'mintKey');
-      if (name !== undefined) {
-        const length = [...name].length;
-        if (typeof name !== 'string' || length === 0 || length > MAX_KEY_NAME_LENGTH) {
-          throw localError(`a key name is 1 to ${MAX_KEY_NAME_LENGTH} characters (got ${length})`, 'mintKey');
-        }
-      }
-      const answer = await call('mintKey', 'key_mints', { method: 'POST', path: `/pods/v1/pods/${id}/keys`, body: name === undefined ? {} : { name } }, options);
-      const key = expectObject(answer, 'key', 'mintKey');
-      return { key, endpoint: expectObject(answer, 'endpoint', 'mintKey') } as unknown as MintedKey;
-    },
-
-    async chatTicket(podId, options) {
-      const id = checkPodId(podId, 'chatTicket');
-      const answer = await call('chatTicket', 'writes', { method: 'POST', path: `/pods/v1/pods/${id}/chat-ticket`, body: {} }, options);
-      return expectObject(answer, 'chat', 'chatTicket') as unknown as ChatTicket;
-    },
+    pages: (query = {}, { maxPages, ...options } = {}) =>
+      walkPages((q, requestId) => list(q, { ...options, requestId }), query, { requestId: options.requestId, maxPages }),
+    queueAction: (podId, action, options) => typed('queueAction', [podId, action], options),
+    actions: (podId, options) => typed('actions', [podId], options),
+    lastResult: (podId, options) => typed('lastResult', [podId], options),
+    mintKey: (podId, { name, ...options } = {}) => typed('mintKey', [podId, name], options),
+    chatTicket: (podId, options) => typed('chatTicket', [podId], options),
   };
 }
 
@@ -263,5 +239,5 @@ function withOperation(error: PodsError, operation: PodsOperation): PodsError {
 }
 
 function rateLimitedAfter(answer: PodsError, bucket: BucketName, operation: PodsOperation, retryAt: number): PodsRateLimited {
-  return new PodsRateLimited({ bucket, retryAt, requestId: answer.requestId, details: answer.details, operation, message: `${answer.message} (rate_limited; retry after ${new Date(retryAt).toISOString()})` });
+  return new PodsRateLimited({ bucket, retryAt, requestId: answer.requestId, details: answer.details, operation, message: `${answer.message} (rate_limited; retry after ${isoTime(retryAt)})` });
 }

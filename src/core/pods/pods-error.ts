@@ -1,27 +1,78 @@
 import { PodhookError } from '../errors.js';
 
+/** The service's own `error.code` values (spec: Errors). */
+export const SERVICE_ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'limit_exceeded',
+  'capability_disabled',
+  'rate_limited',
+  'not_implemented',
+  'internal',
+] as const;
+
+/**
+ * The client's own codes: `network_error` (no answer), `unexpected_response` (an answer that is
+ * not the documented shape, or pages that never end), `answer_too_large` (an answer over
+ * `MAX_ANSWER_BYTES`, cut there), `redirect_refused` (a 3xx: the API key never follows one),
+ * `not_configured` (no API key to send).
+ */
+export const CLIENT_ERROR_CODES = ['network_error', 'unexpected_response', 'answer_too_large', 'redirect_refused', 'not_configured'] as const;
+
+/** Every code podhook knows; anything else the service sends is kept on the error, but counted as `other` in metrics. */
+export const KNOWN_PODS_ERROR_CODES: readonly string[] = [...SERVICE_ERROR_CODES, ...CLIENT_ERROR_CODES];
+
 /**
  * Codes a call to the service can end with: the service's own `error.code` values (spec: Errors),
- * plus the client's: `network_error` (no answer), `unexpected_response` (an answer that is not the
- * documented shape).
+ * plus the client's (`CLIENT_ERROR_CODES`). A code the spec does not list is kept as the service sent it.
  */
-export type PodsErrorCode =
-  | 'invalid_request'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'limit_exceeded'
-  | 'capability_disabled'
-  | 'rate_limited'
-  | 'not_implemented'
-  | 'internal'
-  | 'network_error'
-  | 'unexpected_response'
-  | (string & {});
+export type PodsErrorCode = (typeof SERVICE_ERROR_CODES)[number] | (typeof CLIENT_ERROR_CODES)[number] | (string & {});
+
+/** A code as a metric label: one of the known codes (or `ok`), else `other` (the service's codes are its to choose). */
+export function podsCodeLabel(code: string): string {
+  return code === 'ok' || KNOWN_PODS_ERROR_CODES.includes(code) ? code : 'other';
+}
 
 /** Codes the same call cannot cure by being made again: a run that meets one goes `dead`. */
-const NOT_RETRYABLE = new Set(['not_found', 'invalid_request', 'forbidden', 'capability_disabled', 'unauthorized', 'conflict', 'limit_exceeded', 'not_implemented']);
+const NOT_RETRYABLE = new Set([
+  'not_found',
+  'invalid_request',
+  'forbidden',
+  'capability_disabled',
+  'unauthorized',
+  'conflict',
+  'limit_exceeded',
+  'not_implemented',
+  'answer_too_large',
+  'redirect_refused',
+]);
+
+/** The bounds `details.retry_after_seconds` is read within (seconds). */
+export const RETRY_AFTER_BOUNDS = { min: 1, max: 3_600 } as const;
+/** When a `429` carries no `retry_after_seconds`, this long is waited. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * A `429`'s `retry_after_seconds` as podhook waits it: a whole number of seconds from 1 to 3,600
+ * (`RETRY_AFTER_BOUNDS`; a fraction rounded up, 0 read as 1); absent: 60 s; anything else (past
+ * the bound, negative, not a number) is taken as the bound, 3,600 s. An answer can never hold the
+ * account's buckets longer than that, nor make a time no `Date` can hold.
+ */
+export function boundRetryAfterSeconds(value: unknown): number {
+  if (value === undefined || value === null) return DEFAULT_RETRY_AFTER_SECONDS;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,10}(\.\d+)?$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isFinite(n) || n < 0) return RETRY_AFTER_BOUNDS.max;
+  return Math.min(RETRY_AFTER_BOUNDS.max, Math.max(RETRY_AFTER_BOUNDS.min, Math.ceil(n)));
+}
+
+/** An epoch-ms time as ISO text, or `an unknown time` when no `Date` can hold it (never a RangeError). */
+export function isoTime(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? 'an unknown time' : date.toISOString();
+}
 
 /**
  * Whether making the same call again later may succeed: `internal`, `network_error` and
@@ -74,10 +125,12 @@ export class PodsError extends PodhookError {
     return `PodsError: ${this.code}${this.operation ? ` in ${this.operation}` : ''}${this.requestId ? ` (request id ${this.requestId})` : ''}: ${this.message}`;
   }
 
-  /** `details.retry_after_seconds` of a `rate_limited` answer, when it is a number. */
+  /**
+   * How long a `rate_limited` answer asks to wait, in seconds: `details.retry_after_seconds`
+   * within `RETRY_AFTER_BOUNDS` (`boundRetryAfterSeconds`; 60 when absent). Undefined for other codes.
+   */
   get retryAfterSeconds(): number | undefined {
-    const offered = Number(this.details?.retry_after_seconds);
-    return this.details?.retry_after_seconds !== undefined && Number.isFinite(offered) && offered >= 0 ? offered : undefined;
+    return this.code === 'rate_limited' ? boundRetryAfterSeconds(this.details?.retry_after_seconds) : undefined;
   }
 }
 
@@ -93,7 +146,7 @@ export class PodsRateLimited extends PodsError {
   readonly bucket: string;
 
   constructor({ bucket, retryAt, message, ...options }: PodsErrorOptions & { bucket: string; retryAt: number; message?: string }) {
-    super('rate_limited', 429, message ?? `the account's ${bucket} bucket has no token before ${new Date(retryAt).toISOString()}`, options);
+    super('rate_limited', 429, message ?? `the account's ${bucket} bucket has no token before ${isoTime(retryAt)}`, options);
     this.bucket = bucket;
     this.retryAt = retryAt;
   }

@@ -1,15 +1,17 @@
+import { baseUrlProblem } from './base-url.js';
 import { PodsError } from './pods-error.js';
 import { REQUEST_ID_PATTERN } from './request-id.js';
+import { MAX_ANSWER_BYTES, readServiceAnswer, scrubSecrets, serviceError, type RawServiceAnswer } from './service-answer.js';
 
 export interface ServiceTransportOptions {
-  /** `{base_url}`: the compute host (a trailing slash is fine). */
+  /** `{base_url}`: the compute host (a trailing slash is fine). Checked as `SVC_BASE_URL` is, with every URL called below it. */
   baseUrl: string;
-  /** The compute API key: sent as `X-API-Key` and nowhere else. */
-  apiKey: string;
   fetch?: typeof fetch;
   userAgent?: string;
   /** Per request, including reading the answer. */
   timeoutMs?: number;
+  /** The most bytes of an answer read (default `MAX_ANSWER_BYTES`, 8 MiB). */
+  maxAnswerBytes?: number;
 }
 
 /** One request to the service's `/pods/v1` surface. */
@@ -23,95 +25,111 @@ export interface ServiceRequest {
   body?: unknown;
   /** Sent as `x-request-id`: 8–64 of `A-Za-z0-9._-`. */
   requestId: string;
+  /** The compute API key, sent as `X-API-Key` and nowhere else (read by the caller where it is used, so a rotated key is the one sent). */
+  apiKey: string;
   /** Aborts the request; the signal's reason is thrown as is. */
   signal?: AbortSignal;
 }
 
-/** A 2xx answer: its status, its parsed JSON body (undefined when empty or not JSON), and the request id it echoed. */
-export interface ServiceAnswer {
-  status: number;
-  json: unknown;
-  requestId: string;
-}
+/**
+ * Sends one request and reads its answer within the cap (`RawServiceAnswer`, whatever its
+ * status); rejects with a `PodsError` when there is none to read: the URL refused before sending
+ * (`invalid_request`, status 0), no answer (`network_error`), a redirect (`redirect_refused`), an
+ * answer over the cap (`answer_too_large`). Turning a non-2xx answer into its error is the
+ * caller's (`serviceError`), as is decoding a 2xx one.
+ */
+export type ServiceTransport = (request: ServiceRequest) => Promise<RawServiceAnswer>;
 
-/** Sends one request; resolves with a 2xx answer, rejects with a `PodsError` otherwise (the caller decides about retries). */
-export type ServiceTransport = (request: ServiceRequest) => Promise<ServiceAnswer>;
-
-interface ErrorShape {
-  error: { code: string; message: string; details?: Record<string, unknown> };
-}
-
-function isErrorShape(value: unknown): value is ErrorShape {
-  const error = (value as { error?: unknown } | null)?.error as Record<string, unknown> | undefined;
-  return typeof error === 'object' && error !== null && typeof error.code === 'string' && typeof error.message === 'string';
-}
+/** The longest part of a redirect's `Location` an error quotes. */
+const LOCATION_SHOWN = 200;
 
 /**
  * The one way podhook talks to the service's key-authenticated surface (`podhook register`'s
- * client and the pod client both use it): `X-API-Key`, `x-request-id`, JSON in and out, a time
- * limit, and every failure turned into a `PodsError` carrying the spec's `code`, the status, the
- * request id and `details`. Nothing is retried here. The API key is sent in its header only: if
- * an answer repeats it (in `message` or `details`), it is replaced by `[redacted]` before it can
- * reach an error, a log line or an alert.
+ * client and the pod client both use it): `X-API-Key`, `x-request-id`, JSON in, a time limit, the
+ * answer read as a stream within `maxAnswerBytes`. Nothing is retried here. Redirects are never
+ * followed: a `3xx` is a `redirect_refused` error naming its `Location`, since the key would go
+ * with it (https to plain http, another host). Every URL is checked by `SVC_BASE_URL`'s rules
+ * (`baseUrlProblem`) before it is called. The API key is sent in its header only: if an error
+ * repeats it, it is replaced by `[redacted]`.
  */
 export function createServiceTransport({
   baseUrl,
-  apiKey,
   fetch: fetchFn = globalThis.fetch,
   userAgent = 'podhook',
   timeoutMs = 30_000,
+  maxAnswerBytes = MAX_ANSWER_BYTES,
 }: ServiceTransportOptions): ServiceTransport {
-  const root = baseUrl.replace(/\/+$/, '');
-  const scrub = <T>(value: T): T => scrubKey(value, apiKey);
+  const root = baseUrl.trim().replace(/\/+$/, '');
+  const refused = (message: string) => new PodsError('invalid_request', 0, `${message}: nothing was sent`, { requestId: null });
 
-  return async function serviceRequest({ method, path, query, body, requestId, signal }) {
+  return async function serviceRequest({ method, path, query, body, requestId, apiKey, signal }) {
     if (!REQUEST_ID_PATTERN.test(requestId)) {
-      throw new PodsError('invalid_request', 0, `request id ${JSON.stringify(requestId)} is not 8 to 64 of A-Za-z0-9._- (the service would not echo it): nothing was sent`, { requestId: null });
+      throw refused(`request id ${JSON.stringify(requestId)} is not 8 to 64 of A-Za-z0-9._- (the service would not echo it)`);
     }
-    const url = new URL(`${root}${path}`);
+    let url: URL;
+    try {
+      url = new URL(`${root}${path}`);
+    } catch {
+      throw refused('the service base URL (SVC_BASE_URL) is not a URL');
+    }
     for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, value);
+    const problem = baseUrlProblem(url.href);
+    if (problem) throw refused(`the URL to call ${problem}`);
+    const scrub = <T>(value: T): T => scrubSecrets(value, [apiKey]);
     const headers: Record<string, string> = { 'x-api-key': apiKey, accept: 'application/json', 'x-request-id': requestId, 'user-agent': userAgent };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const timeout = AbortSignal.timeout(timeoutMs);
-    let response: Response;
-    let text: string;
     try {
-      response = await fetchFn(url, {
+      const response = await fetchFn(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        redirect: 'manual',
       });
-      text = await response.text();
+      if ((response.type as string) === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+        await response.body?.cancel().catch(() => {});
+        throw redirectRefused(response, requestId, scrub);
+      }
+      return await readServiceAnswer(response, { requestId, maxBytes: maxAnswerBytes });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
+      if (error instanceof PodsError) throw error;
       const cause = (error as Error & { cause?: { code?: string; message?: string } }).cause;
       const why = timeout.aborted ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (error as Error).message);
-      throw new PodsError('network_error', 0, `could not reach ${root} (${scrub(why)})`, { requestId, cause: error });
+      throw new PodsError('network_error', 0, `could not reach ${url.origin} (${scrub(why)})`, { requestId, cause: error });
     }
-    const answeredId = response.headers.get('x-request-id') ?? requestId;
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (response.status >= 200 && response.status < 300) return { status: response.status, json, requestId: answeredId };
-    if (!isErrorShape(json)) {
-      throw new PodsError('unexpected_response', response.status, `the service answered HTTP ${response.status} without its error shape`, { requestId: answeredId });
-    }
-    const { code, message, details } = json.error;
-    throw new PodsError(code, response.status, scrub(message), { requestId: answeredId, details: scrub(details) });
   };
 }
 
-/** `value` with every occurrence of `secret` in its strings replaced by `[redacted]` (objects and arrays walked). */
-function scrubKey<T>(value: T, secret: string): T {
-  if (secret === '') return value;
-  if (typeof value === 'string') return (value.includes(secret) ? value.split(secret).join('[redacted]') : value) as T;
-  if (Array.isArray(value)) return value.map((v) => scrubKey(v, secret)) as T;
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrubKey(k, secret), scrubKey(v, secret)])) as T;
+/** A `3xx` as an error: its status and where it pointed (without a user or password, the key scrubbed, shortened). */
+function redirectRefused(response: Response, requestId: string, scrub: (text: string) => string): PodsError {
+  const answeredId = response.headers.get('x-request-id') ?? requestId;
+  const location = response.headers.get('location');
+  let shown = location === null ? '(no Location)' : location;
+  if (location !== null) {
+    try {
+      const target = new URL(location, response.url || undefined);
+      target.username = '';
+      target.password = '';
+      shown = target.href;
+    } catch {
+      // A Location that is no URL is shown as sent (scrubbed and shortened below).
+    }
   }
-  return value;
+  shown = scrub(shown);
+  if (shown.length > LOCATION_SHOWN) shown = `${shown.slice(0, LOCATION_SHOWN)}…`;
+  return new PodsError(
+    'redirect_refused',
+    response.status,
+    `the service answered HTTP ${response.status || 'redirect'} to ${shown}: podhook follows no redirect, since the API key would go with it (if the service moved, set SVC_BASE_URL to its new https:// address)`,
+    { requestId: answeredId, details: { location: shown } },
+  );
+}
+
+/** The answer when it is a 2xx; otherwise throws the error it stands for (`serviceError`, with `secrets` scrubbed). */
+export function okAnswer(raw: RawServiceAnswer, secrets: readonly string[]): RawServiceAnswer {
+  const error = serviceError(raw, secrets);
+  if (error) throw error;
+  return raw;
 }

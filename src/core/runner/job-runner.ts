@@ -12,15 +12,10 @@ import type { PodPlaces } from '../steps/wait-for-event.js';
 import { createHandlerLog, type LineSink } from './handler-log.js';
 import type { HandlerCall, HandlerJob, JobResult } from './handler-runner.js';
 import { RunContext } from './run-context.js';
+import type { CallScope } from './call-scope.js';
 import { HandlerTimeoutError, RunningCall } from './running-call.js';
 
-/** A step whose function runs: its run's steps, its name and key, and the calls to the service it made so far. */
-export interface StepFrame {
-  owner: object;
-  name: string;
-  key: string;
-  calls: number;
-}
+export type { CallScope, StepFrame } from './call-scope.js';
 
 /** What a runner needs for handlers' durable steps. */
 export interface RunnerSteps {
@@ -32,22 +27,6 @@ export interface RunnerSteps {
   wrapStep?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
   /** Told of each step given back from the record without running. */
   replayed?: (name: string, seq: number) => void;
-}
-
-/**
- * Where a call's code runs. Node's scope ties the errors a handler's code leaves behind (a throw
- * in a timer, a rejection nothing awaited) to its call (an `AsyncLocalStorage`), so they fail that
- * call, and tells a stuck thread's watchdog which call loops.
- */
-export interface CallScope {
-  /** Runs `fn` (the handler's first synchronous part) as `call`'s code. */
-  enter?<T>(call: RunningCall, fn: () => T): T;
-  /** Runs a step's function as that step's code: what it calls (a nested `ctx.step`, `ctx.pods`) knows which step it is in. */
-  inStep?<T>(step: StepFrame, fn: () => T): T;
-  /** The step whose function runs now, in this async context (undefined: none, or no way to tell). */
-  step?(): StepFrame | undefined;
-  /** Resolves once an error left behind by code that just finished would have been reported (one turn of the loop). */
-  settled?(): Promise<void>;
 }
 
 export interface JobRunnerOptions {
@@ -112,6 +91,18 @@ function invoke(h: HandlerDefinition, event: PodEvent<EventType, unknown>, ctx: 
 const base = (h: HandlerDefinition, attempt: number): HandlerResult => ({
   handler: h.name, attempt, ok: false, permanent: false, interrupted: false, error: null, durationMs: 0, outcome: 'failed',
 });
+
+/**
+ * How long a run ended early (time limit, shutdown, lost lease) waits for the steps it started to
+ * settle. Under the handler threads' watchdog slack (1 s past the time limit), so a thread that
+ * waits is not taken for stuck.
+ */
+export const STEP_SETTLE_GRACE_MS = 500;
+
+function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([work.then(() => {}, () => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
 
 /**
  * The one runner of handler code, the same wherever it runs (the receiver's thread, a handler
@@ -210,7 +201,13 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
     } catch (error) {
       // Steps it started and did not await (Promise.all with one that failed first) are waited
       // for, within the time limit, so each is recorded and none runs again on the retry.
-      if (ctx.steps?.unsettled) await call.race(ctx.steps.settled()).catch(() => {});
+      if (ctx.steps?.unsettled) {
+        if (!call.isEnded) await call.race(ctx.steps.settled()).catch(() => {});
+        // Ended (its time limit, shutdown, a lost lease): its signal fired, so its steps settle
+        // soon; one whose call was answered meanwhile is recorded before the run ends, so its
+        // retry does not make the call again. Bounded: a step that ignores the signal is left.
+        else await settledWithin(ctx.steps.settled(), STEP_SETTLE_GRACE_MS);
+      }
       result.error = describeRunError(error);
       if (error instanceof Error) result.errorName = error.name;
       result.interrupted = call.interrupted;

@@ -1,11 +1,11 @@
 import type { Clock } from '../clock.js';
-import { parseSpan } from '../time-or-duration.js';
+import { parseSpan } from './time-or-duration.js';
 import { stepIdempotencyKey } from './idempotency-key.js';
 import type { StepSeal } from './seal.js';
 import { describeRunError, parkRequest, RunParked, stepFailed, StepError, stepMismatch } from './step-errors.js';
 import type { StepJournal } from './step-journal.js';
 import type { RecordedRun, StepRecord } from './step-record.js';
-import type { CallScope, StepFrame } from '../runner/job-runner.js';
+import type { CallScope, StepFrame } from '../runner/call-scope.js';
 import { decodeResult, encodeResult } from './step-result.js';
 import type { EventType } from '../events/event-types.js';
 import { waitedEvent, type WaitedEvent, type WaitedRecord } from '../waits/waited-event.js';

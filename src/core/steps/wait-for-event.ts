@@ -1,5 +1,5 @@
 import { EVENT_TYPES, type EventType } from '../events/event-types.js';
-import { parseSpan } from '../time-or-duration.js';
+import { parseSpan } from './time-or-duration.js';
 import { StepError } from './step-errors.js';
 
 /** The longest wait: 30 days, as the longest sleep. */

@@ -1,8 +1,7 @@
 import { ProxyTracer, trace, type TracerProvider } from '@opentelemetry/api';
 import { redactNothing, type Redact } from '../observability/redact-secrets.js';
-import type { ClaimResult, NewDelivery, QuarantineResult } from '../delivery.js';
 import type { DispatchInstrument } from '../dispatch/dispatch-instrument.js';
-import type { IngestOutcome } from '../ingest/ingest-outcome.js';
+import type { IngestInstrument } from '../ingest/ingest-instrument.js';
 import { attemptOutcomes, traceAttempt } from './attempt-spans.js';
 import { traceHandler } from './handler-spans.js';
 import { observeIngest, traceIngest, traceStoreWrite } from './ingest-spans.js';
@@ -16,23 +15,10 @@ export interface TracingOptions {
   redact?: Redact;
 }
 
-/** The ingest steps tracing wraps: each takes a step and gives it back in a span (or noted on one). */
-export interface IngestTracing {
-  /** A SERVER span per ingest request, active while it runs. */
-  ingest<Q, A extends { status: number }>(ingest: (request: Q) => Promise<A>, route: string): (request: Q) => Promise<A>;
-  /** Puts each ingest outcome (event id and type, how it ended) on its request's span, then calls `next`. */
-  outcome(next?: (outcome: IngestOutcome) => void): (outcome: IngestOutcome) => void;
-  /** The store commit under the ingest span; the delivery is stored with the ingest span's context. */
-  claim(claim: (delivery: NewDelivery) => Promise<ClaimResult>): (delivery: NewDelivery) => Promise<ClaimResult>;
-  /** The quarantine of a conflict under the ingest span, stored with its context as a claim is. */
-  quarantine(
-    quarantine: (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>,
-  ): (delivery: NewDelivery, alternateId: string) => Promise<QuarantineResult>;
-}
-
 /** podhook's spans, through `@opentelemetry/api` only: ingest's steps, and an instrument for dispatch and replay. */
 export interface PodhookTracing {
-  readonly ingest: IngestTracing;
+  /** Ingest's instrument: a SERVER span per request, the store commit under it, the outcome on it. */
+  readonly ingest: Required<IngestInstrument>;
   /**
    * Dispatch's instrument: a root span per attempt of a stored delivery (`name`: `podhook.dispatch`
    * or `podhook.replay`), linked to its receipt, with its outcome; a child span per handler run,
@@ -52,7 +38,7 @@ export function createTracing({ provider = trace.getTracerProvider(), redact = r
   if (tracer instanceof ProxyTracer) return null;
   return {
     ingest: {
-      ingest: (ingest, route) => traceIngest(tracer, ingest, route),
+      request: (ingest, route) => traceIngest(tracer, ingest, route),
       outcome: observeIngest,
       claim: (claim) => traceStoreWrite(tracer, SPAN.claim, claim),
       quarantine: (quarantine) => traceStoreWrite(tracer, SPAN.quarantine, quarantine),

@@ -4,7 +4,7 @@ import type { DispatchSubscriber } from '../dispatch/dispatch-events.js';
 import type { PodLocator } from '../pods/pod-locator.js';
 import { countWork } from '../observability/work-count.js';
 import type { WaitAnswer, WaitAsk, WaitedRecord } from './waited-event.js';
-import { createWaitersFlag, type WaitersFlag, type WaitersMemory } from './waiters-flag.js';
+import { createWaitersFlag, type WaitersFlag } from './waiters-flag.js';
 import type { EventWaitStore, WaitCandidate } from './wait-store.js';
 
 /** Stored deliveries read per page while a wait looks for its match. */
@@ -17,12 +17,10 @@ export interface EventWaitsOptions {
   clock: Clock;
   /** How stale this process's "does any run wait" flag may be (DISPATCH_POLL_MS): what another process's new wait waits for to be seen here. */
   refreshMs: number;
-  /** Runs were made due now (a match arrived): the dispatcher should look. */
-  onWoken?: () => void;
+  /** `count` runs were made due now (a match arrived): the dispatcher should look (awaited: the Worker keeps its invocation alive for it). */
+  onWoken?: (count: number) => Promise<void> | void;
   /** Told how each wait ended here, and of each run a new delivery woke (/metrics). */
   observe?: (outcome: WaitOutcome) => void;
-  /** Where the "any wait" flag keeps what it knows, when it must outlive this receiver (the Worker's isolate). */
-  memory?: WaitersMemory;
 }
 
 /** A wait matched or timed out (in the run that looked), or a run was woken by a new delivery's ingest. */
@@ -49,8 +47,8 @@ function decode(body: Uint8Array): unknown {
   }
 }
 
-export function createEventWaits({ store, locator, clock, refreshMs, onWoken, observe, memory }: EventWaitsOptions): EventWaits {
-  const flag = createWaitersFlag({ anyWaits: () => store.anyWaits(), clock, refreshMs, memory });
+export function createEventWaits({ store, locator, clock, refreshMs, onWoken, observe }: EventWaitsOptions): EventWaits {
+  const flag = createWaitersFlag({ anyWaits: () => store.anyWaits(), clock, refreshMs });
 
   /** The first stored delivery of the wait's types about its pod received after the waiting one. */
   async function firstMatch(ask: WaitAsk): Promise<{ matched: WaitedRecord; traceParent: string | null } | null> {
@@ -70,7 +68,7 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken, ob
 
   const wakeIfWoken = (eventId: string) =>
     void store.wakeIfWoken(eventId, clock()).then(
-      (woken) => woken && onWoken?.(),
+      (woken) => (woken ? onWoken?.(1) : undefined),
       () => {},
     );
 
@@ -105,7 +103,7 @@ export function createEventWaits({ store, locator, clock, refreshMs, onWoken, ob
       if (waits.length === 0) return;
       const woken = await store.wakeWaits(waits, d.eventId, clock());
       for (let i = 0; i < woken.length; i++) observe?.('woken');
-      if (woken.length > 0) onWoken?.();
+      if (woken.length > 0) await onWoken?.(woken.length);
     },
     subscriber: {
       deliveryFinished(_type, status, { eventId }) {

@@ -5,6 +5,6 @@
 export { createEventWaits, type EventWaits, type EventWaitsOptions, type WaitOutcome } from './event-waits.js';
 export { storeSteps, type StoreStepsOptions } from './store-steps.js';
 export { createWaitMetrics } from './wait-metrics.js';
-export { createWaitersFlag, newWaitersMemory, type WaitersFlag, type WaitersMemory } from './waiters-flag.js';
+export { createWaitersFlag, type WaitersFlag } from './waiters-flag.js';
 export type { EventWaitStore, WaitCandidate, WaitRow } from './wait-store.js';
 export { waitedEvent, type WaitAnswer, type WaitAsk, type WaitedEvent, type WaitedRecord } from './waited-event.js';

@@ -6,7 +6,7 @@ import type { RunnerSteps } from '../runner/job-runner.js';
 import { createStepSeal, storeJournals } from '../steps/index.js';
 import { createEventWaits, type EventWaits, type EventWaitsOptions } from './event-waits.js';
 
-export interface StoreStepsOptions extends Pick<EventWaitsOptions, 'onWoken' | 'observe' | 'memory'> {
+export interface StoreStepsOptions extends Pick<EventWaitsOptions, 'onWoken' | 'observe'> {
   store: DeliveryStore;
   /** Hides secrets in a failed step's error, where its row is written. */
   redact?: (text: string) => string;
@@ -24,8 +24,8 @@ export interface StoreStepsOptions extends Pick<EventWaitsOptions, 'onWoken' | '
  * replay`, `podhook listen`): the journals (each write fenced by the run's claim), the seal, where
  * each type carries its pod id, and the waits (`ctx.waitForEvent`) the journals check.
  */
-export function storeSteps({ store, redact, payloads, stepKey, clock, refreshMs, onWoken, observe, memory }: StoreStepsOptions): { steps: RunnerSteps; waits: EventWaits } {
+export function storeSteps({ store, redact, payloads, stepKey, clock, refreshMs, onWoken, observe }: StoreStepsOptions): { steps: RunnerSteps; waits: EventWaits } {
   const locator = createPodLocator(payloads);
-  const waits = createEventWaits({ store, locator, clock, refreshMs, onWoken, observe, memory });
+  const waits = createEventWaits({ store, locator, clock, refreshMs, onWoken, observe });
   return { steps: { journals: storeJournals(store, redact, waits), seal: createStepSeal(stepKey), locator }, waits };
 }

@@ -19,17 +19,9 @@ export interface WaitersFlag {
   readonly firstLookMs: number;
 }
 
-/** What the flag knows, kept where it outlives one receiver (the Worker builds one per request: its isolate keeps this). */
-export interface WaitersMemory {
-  known: boolean;
-  checkedAt: number;
-  setAt: number;
-}
-
-export const newWaitersMemory = (): WaitersMemory => ({ known: false, checkedAt: -Infinity, setAt: -Infinity });
-
-export function createWaitersFlag({ anyWaits, clock, refreshMs, memory = newWaitersMemory() }: { anyWaits: () => Promise<boolean>; clock: Clock; refreshMs: number; memory?: WaitersMemory }): WaitersFlag {
-  const m = memory;
+export function createWaitersFlag({ anyWaits, clock, refreshMs }: { anyWaits: () => Promise<boolean>; clock: Clock; refreshMs: number }): WaitersFlag {
+  /** What it knows, and when it read or set it last. */
+  const m = { known: false, checkedAt: -Infinity, setAt: -Infinity };
   let reading: Promise<boolean> | undefined;
   const stale = () => clock() - m.checkedAt >= refreshMs;
   return {

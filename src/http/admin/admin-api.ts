@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { backfillJson } from '../../core/backfill/progress.js';
 import { backfillPlanJson, planBackfill, startBackfill, type BackfillRequest } from '../../core/backfill/start-backfill.js';
-import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/time-or-duration.js';
+import { parseTimeOrDuration, TIME_OR_DURATION_HINT } from '../../core/steps/time-or-duration.js';
 import { DELIVERY_STATUSES } from '../../core/delivery.js';
 import { InvalidRequestError, PodhookError } from '../../core/errors.js';
 import { PodsError, PodsRateLimited } from '../../core/pods/pods-error.js';

@@ -4,7 +4,7 @@ import type { DeliveryStats, DeliveryStore, HandlerAttempt, HandlerAttemptOutcom
 import type { Router } from '../../core/dispatch/router.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import type { ParkedRun, StepRecord } from '../../core/steps/step-record.js';
-import { isoTime, parseIsoTime } from '../../core/time-or-duration.js';
+import { isoTime, parseIsoTime } from '../../core/steps/time-or-duration.js';
 import { waitingForJson, type WaitingFor } from '../../core/transfer/delivery-export.js';
 
 /**

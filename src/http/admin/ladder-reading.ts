@@ -1,4 +1,4 @@
-import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS, SENDER_RETRY_MINUTES } from '../../core/sender-retry-ladder.js';
+import { GIVE_UP_AFTER_MS, RETRY_OFFSETS_MS, SENDER_RETRY_MINUTES } from '../../core/ingest/sender-retry-ladder.js';
 
 const MINUTE_MS = 60_000;
 const ago = (minutes: number) => (minutes < 60 ? `${minutes} min` : `${+(minutes / 60).toFixed(1)} h`);

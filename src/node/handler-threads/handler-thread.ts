@@ -21,6 +21,7 @@ import { silentLogger } from '../../core/observability/logger.js';
 import { createNodeCallScope } from '../call-scope.js';
 import { countWork, enableWorkCounts } from '../../core/observability/work-count.js';
 import { startTracing, type RunningTracing } from '../start-tracing.js';
+import type { RawServiceAnswer } from '../../core/pods/service-answer.js';
 import { errorFrom, podsOverPort } from './pods-over-port.js';
 import type { Ask, FromThread, ThreadData, ThreadLine, ThreadResult, ToThread } from './thread-protocol.js';
 
@@ -114,7 +115,7 @@ async function start() {
     schemas,
     levelFloor: handlerLevelFloor(data.logLevel),
     steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), wrapStep: stepSpans(), locator },
-    pods: (eventId) => Promise.resolve(podsOverPort((name, args, signal) => ask(runOf.get(eventId), { op: 'pods', name, args }, signal))),
+    pods: (eventId) => Promise.resolve(podsOverPort((name, args, signal) => ask(runOf.get(eventId), { op: 'pods', name, args }, signal) as Promise<RawServiceAnswer>)),
     lines: (job, index) => {
       const run = runOf.get(job.delivery.eventId);
       return (line) => {

@@ -1,8 +1,8 @@
 import { PodsError, PodsRateLimited } from '../../core/pods/pods-error.js';
-import type { PodsClient } from '../../core/pods/pods-client.js';
-import { PODS_OPERATIONS, type PodsOperationName } from '../../core/pods/pods-operations.js';
+import { typedPodsCalls, type PodsCallOptions, type PodsClient } from '../../core/pods/pods-client.js';
+import type { PodsCallName, PodsCalls } from '../../core/pods/pods-operations.js';
+import type { RawServiceAnswer } from '../../core/pods/service-answer.js';
 import type { AskError } from './thread-protocol.js';
-
 
 /** An error as it crosses between threads. */
 export function askError(error: unknown): AskError {
@@ -26,27 +26,11 @@ export function errorFrom(data: AskError): Error {
 }
 
 /**
- * The pod client a handler thread sees: each call sent to the receiver's thread, which makes it
- * with the deployment's client (the API key and the buckets never enter the thread). A call's
- * signal cannot cross: `ask` is given it, and tells the receiver to stop when it fires.
+ * The pod client a handler thread sees: each call's request is made on the receiver's thread,
+ * with the deployment's client (the API key and the buckets never enter this thread), and its
+ * answer comes back as read, its bytes transferred, to be decoded here. A call's signal cannot
+ * cross: `ask` is given it, and tells the receiver to stop when it fires.
  */
-export function podsOverPort(ask: (name: PodsOperationName, args: unknown[], signal: AbortSignal | undefined) => Promise<unknown>): PodsClient {
-  const client = {
-    pages: () => {
-      throw new Error('pages are walked by ctx.pods itself, through list');
-    },
-  } as unknown as Record<string, unknown>;
-  for (const name of PODS_OPERATIONS) {
-    client[name] = (...args: unknown[]) => {
-      const last = args.at(-1) as { signal?: AbortSignal } | undefined;
-      let signal: AbortSignal | undefined;
-      if (last && typeof last === 'object' && 'signal' in last) {
-        const { signal: s, ...rest } = last;
-        signal = s;
-        args = [...args.slice(0, -1), rest];
-      }
-      return ask(name, args, signal);
-    };
-  }
-  return client as unknown as PodsClient;
+export function podsOverPort(ask: (name: PodsCallName, args: [PodsCalls[PodsCallName]['args'], PodsCallOptions], signal: AbortSignal | undefined) => Promise<RawServiceAnswer>): PodsClient {
+  return typedPodsCalls((name, args, { signal, ...options }: PodsCallOptions = {}) => ask(name, [args, options], signal));
 }

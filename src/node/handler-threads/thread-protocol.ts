@@ -46,7 +46,7 @@ export type Ask =
   | { op: 'steps.load'; eventId: string; handler: string }
   | { op: 'steps.save'; step: StepRecord; claimId: string }
   | { op: 'steps.wait'; wait: WaitAsk; claimId: string }
-  | { op: 'pods'; name: string; args: unknown[] };
+  | { op: 'pods'; name: string; args: [callArgs: unknown, options: unknown] };
 
 /** An ask's failure as it crosses: enough to make the same error again (a `PodsError`, `PodsRateLimited`). */
 export interface AskError {

@@ -5,7 +5,8 @@ import type { Clock } from '../../core/clock.js';
 import type { HandlerResult } from '../../core/dispatch/handler-result.js';
 import type { Logger } from '../../core/observability/logger.js';
 import type { Redact } from '../../core/observability/redact-secrets.js';
-import type { PodsClient } from '../../core/pods/pods-client.js';
+import type { AnsweringPodsClient, PodsCallOptions } from '../../core/pods/pods-client.js';
+import type { PodsCallName, PodsCalls } from '../../core/pods/pods-operations.js';
 import { callBindings, type CallBindings, type LineWriter } from '../../core/runner/handler-lines.js';
 import type { HandlerJob, HandlerRunner, JobResult } from '../../core/runner/handler-runner.js';
 import type { StepJournals } from '../../core/steps/step-journal.js';
@@ -56,7 +57,7 @@ export interface ThreadRunnerOptions {
   /** Where the threads' handler runs keep their durable steps (the store, from this thread; errors redacted there). */
   journals?: StepJournals;
   /** The deployment's pod client: the threads' `ctx.pods` calls are made with it, from this thread. */
-  pods?: () => Promise<PodsClient>;
+  pods?: () => Promise<AnsweringPodsClient>;
   /** STEP_ENCRYPTION_KEY, handed to the threads: sensitive results are sealed there. */
   stepKey?: string | null;
   /** The threads' environment (default: this process's without the receiver's secrets, `threadEnv`). */
@@ -104,7 +105,12 @@ interface Thread {
   /** Taking no new runs: replaced once its runs are done. */
   retiring: boolean;
   gone: boolean;
-  /** The watchdog: one timer, for the earliest `stuckAt` of its runs. */
+  /**
+   * Runs ended on this side (a lost lease) that the thread has not answered yet, by id, with their
+   * `stuckAt`: a thread that loops in an ended run's code is still watched, and replaced.
+   */
+  ended: Map<number, number>;
+  /** The watchdog: one timer, for the earliest `stuckAt` of its runs (ended ones too). */
   watch?: { at: number; timer: ReturnType<typeof setTimeout> };
 }
 
@@ -166,7 +172,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
     const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, env, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
     worker.unref();
     let loaded!: (ok: boolean) => void;
-    const thread: Thread = { worker, pending: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
+    const thread: Thread = { worker, pending: new Map(), ended: new Map(), ready: new Promise((r) => (loaded = r)), retiring: false, gone: false };
     worker.on('message', (m: FromThread) => {
       countWork('message_from_thread');
       switch (m.t) {
@@ -219,7 +225,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
 
   function done(thread: Thread, m: Extract<FromThread, { t: 'done' }>) {
     const p = thread.pending.get(m.id);
-    if (!p) return; // ended already (a time limit on this side, an abort): its late answer is dropped
+    if (!p) return void thread.ended.delete(m.id); // ended already (a time limit on this side, an abort): its late answer is dropped
     thread.pending.delete(m.id);
     p.asks?.abort(new Error('the run has ended'));
     writeLines(p, m.lines);
@@ -239,7 +245,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
   /** Does what a thread's call asks, with this thread's store and pod client, and answers. */
   const asksInFlight = new Map<number, AbortController>();
   async function answer(thread: Thread, rid: number, p: Pending | undefined, ask: Ask) {
-    const reply = (message: ToThread) => thread.gone || post(thread, message);
+    const reply = (message: ToThread, transfer?: ArrayBuffer[]) => thread.gone || post(thread, message, transfer);
     const controller = new AbortController();
     asksInFlight.set(rid, controller);
     try {
@@ -257,13 +263,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
         }
       } else {
         if (!options.pods) throw new Error('ctx.pods: this receiver has no pod client');
-        const client = (await options.pods()) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-        const method = client[ask.name];
-        if (typeof method !== 'function') throw new Error(`ctx.pods has no operation ${ask.name}`);
-        // The call's options are its last argument (ctx.pods always passes them): the run's signal goes with them.
-        const args = [...ask.args];
-        args[args.length - 1] = { ...(args.at(-1) as object | undefined), signal };
-        value = await method.apply(client, args);
+        const [args, callOptions] = ask.args as [PodsCalls[PodsCallName]['args'], PodsCallOptions];
+        const raw = await (await options.pods()).answer(ask.name as PodsCallName, args, { ...callOptions, signal });
+        // The answer's bytes fill their own buffer (the client reads them so): moved to the thread, not copied.
+        const whole = raw.bytes.byteOffset === 0 && raw.bytes.byteLength === raw.bytes.buffer.byteLength && raw.bytes.buffer instanceof ArrayBuffer;
+        return reply({ t: 'answer', rid, ok: true, value: raw }, whole ? [raw.bytes.buffer as ArrayBuffer] : undefined);
       }
       reply({ t: 'answer', rid, ok: true, value });
     } catch (error) {
@@ -394,9 +398,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       const now = clock();
       let next = Infinity;
       let overdue = false;
-      for (const p of thread.pending.values()) {
-        if (p.stuckAt <= now) overdue = true;
-        else next = Math.min(next, p.stuckAt);
+      for (const stuckAt of [...[...thread.pending.values()].map((p) => p.stuckAt), ...thread.ended.values()]) {
+        if (stuckAt <= now) overdue = true;
+        else next = Math.min(next, stuckAt);
       }
       if (overdue) void stuck(thread);
       else if (next !== Infinity) watch(thread, next);
@@ -521,6 +525,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       for (const p of [...thread.pending.values()]) {
         if (eventId !== undefined && p.job.delivery.eventId !== eventId) continue;
         thread.pending.delete(p.id);
+        // Watched until the thread answers it: its code may be the loop that keeps the thread.
+        thread.ended.set(p.id, p.stuckAt);
         p.asks?.abort(reason);
         for (const index of p.sent) p.settle(index, { ...failure(p, index, 'interrupted', reason.name, reason.message), error: `${reason.name}: ${reason.message}` });
         if (!sent) post(thread, { t: 'abort', eventId, reason: reason.message });

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import { createBatcher } from '../../core/batcher.js';
+import { createBatcher } from '../../core/dispatch/batcher.js';
 import type { ClaimResult, NewDelivery } from '../../core/delivery.js';
 import { outcomeParams, toDelivery, type DeliveryRow } from '../row-mapping.js';
 import { buildEachCall, type StoreBackend } from '../store-backend.js';
@@ -159,6 +159,11 @@ export function postgresBackend(pgDb: PostgresDatabase, { schedule }: PostgresBa
     },
     async ping() {
       await pool.query('select 1');
+    },
+    // One clock for every replica: the rate buckets' times are read here, not on each host.
+    async databaseNow() {
+      const { rows } = await pool.query<{ now: string }>("select (extract(epoch from clock_timestamp()) * 1000)::bigint as now");
+      return Number(rows[0]!.now);
     },
   };
 }

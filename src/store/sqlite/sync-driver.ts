@@ -1,7 +1,7 @@
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { ClaimResult } from '../../core/delivery.js';
 import type Database from 'better-sqlite3';
-import { createBatcher } from '../../core/batcher.js';
+import { createBatcher } from '../../core/dispatch/batcher.js';
 import { claimParams, outcomeParams, type ClaimParams, type DeliveryRow, type HandlerRunParams, type OutcomeParams } from '../row-mapping.js';
 import * as schema from './schema.js';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { retryOutlook } from '../../../src/core/alerts/retry-outlook.js';
-import { GIVE_UP_AFTER_MS } from '../../../src/core/sender-retry-ladder.js';
+import { GIVE_UP_AFTER_MS } from '../../../src/core/ingest/sender-retry-ladder.js';
 
 const MIN = 60_000;
 const T = Date.UTC(2026, 10, 25, 1, 0);

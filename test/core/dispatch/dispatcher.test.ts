@@ -294,6 +294,22 @@ describe('dispatcher', () => {
     t.close();
   });
 
+  it('leases at most `budget` deliveries over one runUntilIdle (a Worker invocation\'s page), concurrency or not, and leaves the rest due', async () => {
+    const ran: string[] = [];
+    const t = setup([defineHandler('pod.created', { name: 'count' }, (e) => void ran.push(e.id))], { concurrency: 3 });
+    const ids = [];
+    for (let i = 0; i < 10; i++) ids.push((await t.ingest()).eventId);
+    await t.dispatcher.runUntilIdle(7);
+    expect(ran).toHaveLength(7);
+    expect(await t.store.list({ status: 'queued', limit: 100 })).toHaveLength(3);
+    await t.dispatcher.runUntilIdle(0);
+    expect(ran).toHaveLength(7);
+    // No budget: whatever is due.
+    await t.dispatcher.runUntilIdle();
+    expect(ran.sort()).toEqual(ids.sort());
+    t.close();
+  });
+
   it('never lets two dispatchers on one file run the same handler at once', async () => {
     const path = dbIn(tempDir());
     const running = new Set<string>();

@@ -33,6 +33,23 @@ describe('podhook metrics of the pod client and the handler threads', () => {
     expect(text).toContain('podhook_pods_parked_runs{bucket="writes"} 1');
   });
 
+  it('keeps the runs parked on a bucket bounded without a scrape: those due are let go as runs park, and at most 10,000 are kept (47 item 7)', async () => {
+    let now = 1_000_000;
+    const m = createPodhookMetrics(store, { clock: () => now });
+    // 50,000 runs parked and woken again while nothing reads /metrics, then 12,000 still waiting.
+    for (let i = 0; i < 50_000; i++) m.pods.parked('writes', now + 1_000), (now += 1);
+    now += 1_000;
+    for (let i = 0; i < 12_000; i++) m.pods.parked(i % 2 === 0 ? 'writes' : 'reads', now + 60_000 + i);
+    const text = await m.registry.render();
+    const count = (bucket: string) => Number(new RegExp(`podhook_pods_parked_runs\\{bucket="${bucket}"\\} (\\d+)`).exec(text)![1]);
+    expect(count('writes') + count('reads')).toBe(10_000);
+    // Those let go past the bound are the soonest due (the first 2,000): 62 s on, one more is due.
+    now += 62_000;
+    const later = await m.registry.render();
+    const left = ['writes', 'reads'].map((b) => Number(new RegExp(`podhook_pods_parked_runs\\{bucket="${b}"\\} (\\d+)`).exec(later)![1]));
+    expect(left[0]! + left[1]!).toBe(9_999);
+  });
+
   it('counts stray errors by handler and kind, and thread restarts by reason', async () => {
     const m = createPodhookMetrics(store);
     m.threads.stray('uncaught_exception', 'notify');

@@ -61,19 +61,23 @@ describe('ctx.pods from a handler', () => {
     expect(queued[0]).toMatchObject({ action: 'diagnose', request_id: await stepIdempotencyKey(d.eventId, 'diagnose', 'queue diagnose') });
   });
 
-  it('parks the run after a 429 with retry_after_seconds (its handler\'s time left is shorter), no attempt counted; it resumes after the wait', async () => {
+  it.each([0, 14])('parks the run after a 429 with retry_after_seconds: 2 (its handler\'s time left is shorter), no attempt counted, until 2 s on, not later, after %i writes (47 item 7: it was 16 s after 14)', async (writesBefore) => {
     const t = await setup(async (_e: unknown, ctx: { step: Function; pods: { queueAction: Function } }) => {
       await ctx.step('queue restart', () => ctx.pods.queueAction(t.podId, 'restart'));
     }, { handlerTimeoutMs: 1_000 });
+    // Writes made just before, by this process or another: their tokens are in use for a minute.
+    if (writesBefore > 0) await t.store.takeRateTokens({ account: 'default', bucket: 'writes', capacity: 60, windowMs: 60_000, now: t.now(), count: writesBefore, maxWaitMs: 0 });
     t.emu.emulator.injectFault({ count: 1, status: 429, code: 'rate_limited', message: 'Too many requests.', details: { retry_after_seconds: 2 } });
     const d = newDelivery({ receivedAt: t.now(), eventType: 'pod.backup.failed' });
     await t.store.claim([d]);
     await t.dispatcher.runUntilIdle();
     const parked = await t.store.get(d.eventId);
     expect(parked).toMatchObject({ status: 'queued', attempts: 0 });
-    expect(parked!.nextAttemptAt! - t.now()).toBeGreaterThanOrEqual(1_900);
+    // Due when the service's wait is over (a first token is back then).
+    expect(parked!.nextAttemptAt! - t.now()).toBeGreaterThanOrEqual(2_000);
+    expect(parked!.nextAttemptAt! - t.now()).toBeLessThanOrEqual(2_100);
     expect(t.emu.emulator.queuedActions()).toHaveLength(0);
-    // Not before the bucket has a token again (the 429's wait, then the first token it lets back).
+    // Not before the bucket has a token again.
     t.advance(parked!.nextAttemptAt! - t.now() - 1);
     await t.dispatcher.runUntilIdle();
     expect(await t.store.get(d.eventId)).toMatchObject({ status: 'queued', attempts: 0 });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../../src/emulator/start-emulator.js';
 import { openPostgres } from '../../../src/store/postgres/open-postgres.js';
 import { freshDatabaseUrl } from '../../helpers/postgres.js';
-import { REPO_ROOT } from '../../helpers/spawn-podhook.js';
+import { nodeScriptArgs, REPO_ROOT } from '../../helpers/spawn-podhook.js';
 
 const KEY = 'svc_live_key_replicas_01';
 const SCRIPT = 'test/fixtures/queue-actions.ts';
@@ -22,7 +22,7 @@ interface Report {
 
 /** One process of `queue-actions.ts`: resolves with its exit code and report. */
 async function queueIn(env: Record<string, string>): Promise<{ code: number | null; report: Report; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, nodeScriptArgs(SCRIPT, REPO_ROOT), { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));

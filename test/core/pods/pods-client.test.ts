@@ -1,10 +1,13 @@
 import { once } from 'node:events';
+import { MessageChannel } from 'node:worker_threads';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccountLimits } from '../../../src/core/limits/account-limits.js';
 import { createPodsClient, type PodsClientOptions } from '../../../src/core/pods/pods-client.js';
 import { PodsError, PodsRateLimited } from '../../../src/core/pods/pods-error.js';
+import { decodePodsAnswer } from '../../../src/core/pods/pods-operations.js';
+import type { RawServiceAnswer } from '../../../src/core/pods/service-answer.js';
 import type { PodsCallEvent, PodsWaitEvent } from '../../../src/core/pods/pods-observer.js';
 import { REQUEST_ID_PATTERN } from '../../../src/core/pods/request-id.js';
 import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../../src/emulator/start-emulator.js';
@@ -208,5 +211,26 @@ describe('the pod client', () => {
     for await (const page of client(emu).pages({ pageSize: 2 }, { requestId: 'walk-0001' })) ids.push(...page.pods.map((p) => p.id));
     expect(ids).toEqual(emu.emulator.pods.all().map((p) => p.id));
     expect(requests.map((r) => r.headers.get('x-request-id'))).toEqual(['walk-0001', 'walk-0001.2', 'walk-0001.3']);
+  });
+
+  it('reads an answer on one side and decodes it on the other: answer() gives the 2xx bytes, which transfer, and decodePodsAnswer types them', async () => {
+    const { emu, pod } = await emulator({ seedPods: 3 });
+    const pods = client(emu);
+    const raw = await pods.answer('list', [{ pageSize: 2 }]);
+    expect(raw.status).toBe(200);
+    const { port1, port2 } = new MessageChannel();
+    const arrived = once(port2, 'message') as Promise<[RawServiceAnswer]>;
+    port1.postMessage(raw, [raw.bytes.buffer as ArrayBuffer]);
+    const [moved] = await arrived;
+    port1.close();
+    expect(raw.bytes.byteLength).toBe(0); // transferred, not copied
+    const page = decodePodsAnswer('list', moved, [{ pageSize: 2 }]);
+    expect(page.pods.map((p) => p.id)).toEqual(emu.emulator.pods.all().slice(0, 2).map((p) => p.id));
+    expect(page.next_cursor).toEqual(expect.any(String));
+    expect(decodePodsAnswer('lastResult', await pods.answer('lastResult', [pod]), [pod])).toBeNull();
+    // Non-2xx answers are errors on the side that holds the key (scrubbed there): answer() rejects.
+    emu.emulator.injectFault({ count: 1, status: 403, code: 'forbidden', message: `no, ${KEY}` });
+    const refused = await failure(pods.answer('queueAction', [pod, 'restart']));
+    expect(refused).toMatchObject({ code: 'forbidden', status: 403, message: 'no, [redacted]', operation: 'queueAction' });
   });
 });

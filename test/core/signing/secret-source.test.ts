@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { UnavailableError } from '../../../src/core/errors.js';
 import { createSecretSource } from '../../../src/core/signing/secret-source.js';
 
 /** A store of secrets whose reads are counted and can be held open. */
@@ -70,7 +71,10 @@ describe('createSecretSource', () => {
         return ['whsec_ok'];
       },
     });
-    await expect(Promise.all([source.getSecrets(), source.getSecrets()])).rejects.toThrow('store unavailable');
+    // A 503 for the sender to retry, its cause kept for the log.
+    const failed = await Promise.all([source.getSecrets(), source.getSecrets()]).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(UnavailableError);
+    expect(failed).toMatchObject({ status: 503, reason: 'store_unavailable', cause: new Error('store unavailable') });
     fail = false;
     expect(await source.getSecrets()).toEqual(['whsec_ok']);
   });
@@ -130,5 +134,81 @@ describe('createSecretSource', () => {
     changed = true;
     expect(await source.getSecrets()).toEqual(['env-secret-1', 'stored-secret-1']);
     expect(source.known()).toEqual(['env-secret-1', 'stored-secret-1', 'svc_api_key_1', 'svc_api_key_2']);
+  });
+
+  it('reads ahead once refreshAhead.afterMs has passed, in the background: callers go on with the kept list, one read at a time, its result kept', async () => {
+    let clock = 0;
+    const store = storedSecrets(['whsec_old']);
+    const background: Promise<unknown>[] = [];
+    const source = createSecretSource({
+      configured: [],
+      loadStored: store.loadStored,
+      ttlMs: 60_000,
+      refreshAhead: { afterMs: 30_000, run: (read) => void background.push(read()) },
+      now: () => clock,
+    });
+    expect(await source.getSecrets()).toEqual(['whsec_old']);
+    store.set(['whsec_new']);
+    clock = 29_999;
+    expect(await source.getSecrets()).toEqual(['whsec_old']);
+    expect(background).toHaveLength(0);
+    clock = 30_000;
+    const release = store.holdReads();
+    expect(await source.getSecrets()).toEqual(['whsec_old']);
+    expect(await source.getSecrets()).toEqual(['whsec_old']);
+    expect(background).toHaveLength(1);
+    release();
+    await background[0];
+    expect(await source.getSecrets()).toEqual(['whsec_new']);
+    expect(store.reads()).toBe(2);
+    // Read at 30 s: kept until 90 s, read ahead from 60 s.
+    clock = 59_999;
+    await source.getSecrets();
+    expect(background).toHaveLength(1);
+  });
+
+  it('without shareReads, each caller that finds the list stale reads for itself (no one waits on another\'s read)', async () => {
+    const store = storedSecrets(['whsec_1']);
+    const source = createSecretSource({ configured: [], loadStored: store.loadStored, shareReads: false });
+    const release = store.holdReads();
+    const answers = Promise.all([source.getSecrets(), source.getSecrets(), source.getSecrets()]);
+    release();
+    expect(await answers).toEqual([['whsec_1'], ['whsec_1'], ['whsec_1']]);
+    expect(store.reads()).toBe(3);
+  });
+
+  it('recheck (recheckOnMismatch) reads now, whatever the TTL, and what it read becomes the kept list', async () => {
+    let clock = 0;
+    const store = storedSecrets(['whsec_1']);
+    const source = createSecretSource({ configured: ['env'], loadStored: store.loadStored, ttlMs: 60_000, recheckOnMismatch: true, now: () => clock });
+    expect(createSecretSource({ configured: [], loadStored: store.loadStored }).recheck).toBeUndefined();
+    expect(await source.getSecrets()).toEqual(['env', 'whsec_1']);
+    store.set(['whsec_1', 'whsec_2']);
+    clock = 1_000;
+    expect(await source.getSecrets()).toEqual(['env', 'whsec_1']);
+    expect(await source.recheck!()).toEqual(['env', 'whsec_1', 'whsec_2']);
+    expect(await source.getSecrets()).toEqual(['env', 'whsec_1', 'whsec_2']);
+    expect(store.reads()).toBe(2);
+    // Kept from the recheck's read: stale 60 s after it began, not after the first.
+    clock = 60_999;
+    await source.getSecrets();
+    expect(store.reads()).toBe(2);
+    clock = 61_000;
+    await source.getSecrets();
+    expect(store.reads()).toBe(3);
+  });
+
+  it('reads both at once through loadAll when given (the Worker\'s one D1 batch)', async () => {
+    let reads = 0;
+    const source = createSecretSource({
+      configured: ['env'],
+      loadAll: async () => {
+        reads++;
+        return { stored: ['whsec_s'], hidden: ['svc_key'] };
+      },
+    });
+    expect(await source.getSecrets()).toEqual(['env', 'whsec_s']);
+    expect(source.known()).toEqual(['env', 'whsec_s', 'svc_key']);
+    expect(reads).toBe(1);
   });
 });

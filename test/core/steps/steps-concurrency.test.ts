@@ -8,6 +8,27 @@ import { createTestSteps, runHandler, testEvent } from '../../../src/testing/ind
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+describe('a run that reaches its time limit inside a step', () => {
+  it('records a step whose call is answered just after the limit before the run ends, so the retry does not call again', async () => {
+    let calls = 0;
+    const handler = defineHandler('pod.created', async function late(_event, { step }) {
+      // A call that ignores the signal and is answered 60 ms past the limit (a request already on the wire).
+      await step('queue', async () => (await wait(160), ++calls));
+    });
+    const steps = createTestSteps();
+    const event = testEvent('pod.created');
+    const first = await runHandler(handler, event, { steps, timeoutMs: 100 });
+    expect(first.ok).toBe(false);
+    expect(String(first.error)).toMatch(/timed out after 100 ms/);
+    // On record when the run ended, not some time later.
+    expect(steps.records.filter((r) => r.state === 'done').map((r) => r.name)).toEqual(['queue']);
+    const second = await runHandler(handler, testEvent('pod.created', { id: event.id, payload: event.payload, attempt: 2 }), { steps, timeoutMs: 100 });
+    expect(second.ok).toBe(true);
+    expect(second.steps.replayed).toEqual(['queue']);
+    expect(calls).toBe(1);
+  });
+});
+
 describe('steps started together', () => {
   it('Promise.all with one step failing first: the slow ones are recorded before the run ends, and the retry runs only the failed one', async () => {
     const effects: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createWaitersFlag, newWaitersMemory } from '../../../src/core/waits/waiters-flag.js';
+import { createWaitersFlag } from '../../../src/core/waits/waiters-flag.js';
 
 function setup(initial = false) {
   let now = 1_000;
@@ -78,24 +78,5 @@ describe('the "does any run wait" flag of a process', () => {
     const [a, b] = await Promise.all([t.flag.read(), t.flag.read()]);
     expect([a, b]).toEqual([true, true]);
     expect(t.reads()).toBe(1);
-  });
-});
-
-describe('the flag kept beyond one receiver (the Worker wires one per request; its isolate keeps the memory)', () => {
-  it('a read by one request serves the next ones while fresh; a wait recorded by one is known to the next', async () => {
-    let reads = 0;
-    let now = 0;
-    const memory = newWaitersMemory();
-    const flagOf = () => createWaitersFlag({ anyWaits: async () => (reads++, false), clock: () => now, refreshMs: 1000, memory });
-    expect(await flagOf().read()).toBe(false);
-    for (let i = 0; i < 20; i++) {
-      now += 10;
-      expect(flagOf().maybe()).toBe(false);
-    }
-    expect(reads).toBe(1);
-    flagOf().set();
-    expect(flagOf().maybe()).toBe(true);
-    expect(await flagOf().read()).toBe(true);
-    expect(reads).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-import { isoTime } from '../../../core/time-or-duration.js';
+import { isoTime } from '../../../core/steps/time-or-duration.js';
 
 /** A time as the pages show it: ISO 8601 in UTC, `.000` left off; '' for none. */
 export const iso = (ms: number | null | undefined) => isoTime(ms)?.replace('.000Z', 'Z') ?? '';

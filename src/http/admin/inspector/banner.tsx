@@ -1,4 +1,4 @@
-import { GIVE_UP_AFTER_MS, SENDER_RETRY_MINUTES } from '../../../core/sender-retry-ladder.js';
+import { GIVE_UP_AFTER_MS, SENDER_RETRY_MINUTES } from '../../../core/ingest/sender-retry-ladder.js';
 import type { StatsAnswer } from '../admin-queries.js';
 import { query } from './_format.js';
 import { PODS_DRIFT_COMMAND } from '../../../core/alerts/alert-message.js';
