@@ -11,7 +11,6 @@
  * time (user + system) of its process from the first delivery to the last one's handlers done,
  * per delivery: ingest (signature, store, answer), the drift check, dispatch and the handlers.
  */
-import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +21,7 @@ import { createNodeLogger } from '../src/node/logger.js';
 import { createNodeRuntime } from '../src/node/node-runtime.js';
 import * as project from '../handlers/index.js';
 import { eventBody } from './load-client.js';
+import { median, variantRounds } from './variant-rounds.js';
 
 const SECRET = 'shapes-cost-secret-0123456789';
 const TYPE = 'pod.status.changed';
@@ -69,17 +69,7 @@ async function child(variant: Variant, count: number): Promise<void> {
 }
 
 function main(rounds: number, count: number): void {
-  const figures: Record<Variant, number[]> = { none: [], shipped: [], learned: [] };
-  for (let round = 0; round < rounds; round++) {
-    const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
-    for (const variant of order) {
-      const out = spawnSync(process.execPath, ['--import', 'tsx', 'bench/shapes-cost.ts', '--child', variant, String(count)], { encoding: 'utf8' });
-      if (out.status !== 0) throw new Error(`${variant}: ${out.stderr}`);
-      figures[variant].push((JSON.parse(out.stdout.trim().split('\n').at(-1)!) as { us_per_delivery: number }).us_per_delivery);
-    }
-    process.stderr.write(`round ${round + 1}/${rounds}: ${VARIANTS.map((v) => `${v} ${figures[v].at(-1)!.toFixed(1)} µs`).join(', ')}\n`);
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const figures = variantRounds('bench/shapes-cost.ts', VARIANTS, rounds, count);
   const m = Object.fromEntries(VARIANTS.map((v) => [v, median(figures[v])])) as Record<Variant, number>;
   // Ratios per round (the variants of one round ran side by side), then their median.
   const ratio = (a: Variant, b: Variant) => median(figures[a].map((x, i) => x / figures[b][i]!));

@@ -31,3 +31,6 @@ export { DEFAULT_PODS_WIRE, type PodsWireNames } from './core/pods/pods-wire.js'
 export { createAccountLimits, type AccountLimits, type AccountLimitsOptions } from './core/limits/account-limits.js';
 export { DEFAULT_BUCKET_SIZES, type BucketName } from './core/limits/bucket-size.js';
 export type { RateBucketStore } from './core/limits/rate-bucket-store.js';
+// ctx.waitForEvent: what it takes and what it resolves with (docs/handlers.md, "Waiting for another event").
+export type { WaitForEventOptions } from './core/steps/wait-for-event.js';
+export type { WaitedEvent } from './core/waits/waited-event.js';

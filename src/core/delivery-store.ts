@@ -6,6 +6,7 @@ import type { RateBucketStore } from './limits/rate-bucket-store.js';
 import type { DriftDifference } from './shapes/payload-drift.js';
 import type { ListenCursorStore } from './transfer/listen-cursor-store.js';
 import type { StepStore } from './steps/step-record.js';
+import type { EventWaitStore } from './waits/wait-store.js';
 
 export interface ListDeliveriesOptions {
   status?: DeliveryStatus;
@@ -302,7 +303,8 @@ export interface DeliveryStore
     BackfillStore,
     RateBucketStore,
     ApiKeyStore,
-    StepStore {}
+    StepStore,
+    EventWaitStore {}
 
 export interface RequeueOptions {
   owner: string;

@@ -15,6 +15,7 @@ import type { Logger } from '../core/observability/logger.js';
 import { createPodhookMetrics } from '../core/observability/podhook-metrics.js';
 import { receiverRedactor } from '../core/observability/redact-secrets.js';
 import { storeJournals } from '../core/steps/index.js';
+import { createWaitMetrics } from '../core/waits/index.js';
 import { createSecretSource } from '../core/signing/secret-source.js';
 import { createBodyBudget } from '../http/body-budget.js';
 import { errorBody, type PodhookApp } from '../http/create-app.js';
@@ -130,6 +131,7 @@ export function createNodeRuntime({
   };
 
   const metrics = createPodhookMetrics(store, { clock, orderedHandlers: handlers.filter((h) => h.order !== undefined).map((h) => h.name) });
+  const waitMetrics = createWaitMetrics(metrics.registry, store, { clock });
   const redact = receiverRedactor(config, secrets);
   const threadCount = d.handlerThreads ?? defaultHandlerThreads();
   const timeouts = new Map(handlers.flatMap((h) => (h.timeoutMs === undefined ? [] : [[h.name, h.timeoutMs] as const])));
@@ -148,7 +150,8 @@ export function createNodeRuntime({
           heapMb: d.handlerThreadHeapMb,
           timeoutOf: (name) => timeouts.get(name),
           observer: metrics.threads,
-          journals: storeJournals(store, redact),
+          // Waits are kept by the wiring below; a run asks only once it is made.
+          journals: storeJournals(store, redact, { check: (ask, claimId) => wired.waits.check(ask, claimId) }),
           stepKey: config.stepEncryptionKey,
           // Made by the wiring below; a call comes only once it is made.
           pods: () => wired.pods(),
@@ -188,6 +191,7 @@ export function createNodeRuntime({
     // Threads start with the background work: before that (a runtime built but not started) there is nothing to wait for.
     handlersHealth: threads ? () => (threadsStarted ? threads.health() : 'ok') : undefined,
     onOutcome: metrics.onOutcome,
+    onWait: waitMetrics.observe,
     onConflict,
     ingestSource: createNodeIngestSource(bodyBudget),
     customize,

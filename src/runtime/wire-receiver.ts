@@ -26,7 +26,7 @@ import type { SecretSource } from '../core/signing/secret-source.js';
 import type { SignatureCrypto } from '../core/signing/signature-crypto.js';
 import { createTracing, SPAN } from '../core/tracing/index.js';
 import { receiverRedactor, type Redact } from '../core/observability/redact-secrets.js';
-import { createStepSeal, storeJournals } from '../core/steps/index.js';
+import { storeSteps, type EventWaits, type WaitOutcome } from '../core/waits/index.js';
 import { createPodsAccess } from '../core/pods/pods-access.js';
 import type { AnsweringPodsClient } from '../core/pods/pods-client.js';
 import type { PodsObserver } from '../core/pods/pods-observer.js';
@@ -106,6 +106,10 @@ export interface ReceiverParts {
   storeHealth?: () => 'ok' | string;
   /** `/readyz`'s check that handlers can run (Node's handler threads). */
   handlersHealth?: () => 'ok' | string;
+  /** How runs a new delivery woke (ctx.waitForEvent) are run soon (default: the dispatcher's wake; the Worker: a drain of that many under the request's waitUntil). */
+  drainWoken?: (dispatcher: Dispatcher, count: number) => Promise<void> | void;
+  /** Told how each ctx.waitForEvent ended, and of each run a delivery woke (Node's metrics). */
+  onWait?: (outcome: WaitOutcome) => void;
   /** Observes each ingest answer (Node's metrics). */
   onOutcome?: (outcome: IngestOutcome) => void;
   /** Observes each delivery quarantined as a conflict (besides its alert). */
@@ -133,6 +137,8 @@ export interface WiredReceiver {
   backfillStepper(): BackfillStepper;
   /** The pod client handlers' `ctx.pods` calls go through (made on first use). */
   pods: () => Promise<AnsweringPodsClient>;
+  /** `ctx.waitForEvent`'s receiver side: runs' waits checked, new deliveries matched against them. */
+  waits: EventWaits;
   alerts: Alerter;
   heartbeat: Heartbeat;
   /** Deletes processed and ignored deliveries older than RETENTION_DAYS, in small batches, pausing with `pause` between them. */
@@ -173,10 +179,13 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     span: { name: SPAN.dispatch, owner: parts.owner },
   });
   const { ordering } = features;
-  const steps = { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) };
+  // Steps and waits in the store; a wait's wake makes runs due now, and this dispatcher looks at once.
+  const { steps, waits } = storeSteps({
+    store, redact, payloads: parts.payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs, onWoken: (count) => (parts.drainWoken ? parts.drainWoken(dispatcher, count) : dispatcher.wake()), observe: parts.onWait,
+  });
   // Steps know which of them a call comes from (nested ones refused, ctx.pods' request ids): an async context.
   const scope = parts.scope ?? createAsyncScope();
-  const instruments = [...(parts.instruments ?? []), alerts.instrument, ...features.instruments];
+  const instruments = [...(parts.instruments ?? []), alerts.instrument, ...features.instruments, { subscriber: waits.subscriber }];
   let made = 0;
   const scoped = parts.scopeDispatcher;
   const makeDispatcher = (tuning: { concurrency?: number } = {}): Dispatcher => createDispatcher({
@@ -243,6 +252,8 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
       // Drift is looked for once the answer is on its way (the ingest contract is unchanged), and
       // only where a shape was learned: other deliveries cost nothing here.
       if (shapes && watchDrift && delivery.status === 'queued' && Object.hasOwn(shapes.types, delivery.eventType)) parts.afterAnswer(() => watchDrift(delivery));
+      // A run may wait for this one (ctx.waitForEvent): one comparison while no run waits.
+      if (waits.mayWake(delivery)) parts.afterAnswer(() => waits.afterStored(delivery).catch((error: unknown) => logger.warn({ err: (error as Error)?.message, event_id: delivery.eventId }, 'waking waiting runs failed')));
     },
   });
   const ingest = instrumented.request(createIngestHandler({ receive, logger, maxBodyBytes: config.maxBodyBytes, onOutcome: instrumented.onOutcome }), config.webhookPath);
@@ -282,6 +293,7 @@ export function wireReceiver(parts: ReceiverParts): WiredReceiver {
     backfills,
     backfillStepper,
     pods,
+    waits,
     alerts,
     heartbeat,
     async prune(pause) {

@@ -13,6 +13,7 @@ import { secretMethods } from './secret-methods.js';
 import { stepMethods } from './step-methods.js';
 import type { StoreBackend } from './store-backend.js';
 import { transferMethods } from './transfer-methods.js';
+import { waitMethods } from './wait-methods.js';
 
 /**
  * The one store: the methods written once for every backend, and the backend's own SQL for the
@@ -40,5 +41,6 @@ export function createStore(backend: StoreBackend): DeliveryStore {
     ...rateBucketMethods(backend),
     ...apiKeyMethods(backend),
     ...stepMethods(backend),
+    ...waitMethods(backend),
   };
 }

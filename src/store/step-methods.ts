@@ -27,7 +27,7 @@ const STEP_KEYS = ['eventId', 'handler', 'seq', 'name', 'kind', 'state', 'attemp
 
 /** Durable steps, the same statements on every backend (a run's two, prepared once on better-sqlite3). */
 export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): StepStore {
-  const { handlerSteps: s, deliveries: d } = tables;
+  const { handlerSteps: s, deliveries: d, eventWaits: w } = tables;
   const load = prepare<{ eventId: string; handler: string }>(['eventId', 'handler'], (tx, p) => [
     tx.select().from(s).where(and(eq(s.eventId, p.eventId), eq(s.handler, p.handler))).orderBy(asc(s.seq)),
   ]);
@@ -104,6 +104,8 @@ export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): Step
         .delete(s)
         .where(and(eq(s.eventId, eventId), handler === undefined ? undefined : eq(s.handler, handler)))
         .returning({ seq: s.seq });
+      // Its waits go with its steps: a fresh run waits again.
+      await db.delete(tables.eventWaits).where(and(eq(tables.eventWaits.eventId, eventId), handler === undefined ? undefined : eq(tables.eventWaits.handler, handler)));
       // A new generation for the handler's fresh run: its steps' idempotency keys are new ones.
       if (handler !== undefined) {
         const m = freshMarker(eventId, handler, Date.now());
@@ -115,12 +117,17 @@ export function stepMethods({ db, tables, atomic, prepare }: StoreBackend): Step
     async parkedRuns(eventIds) {
       const rows = await inChunks(eventIds, (ids) =>
         db
-          .select({ eventId: s.eventId, handler: s.handler, step: s.name, wakeAt: s.wakeAt })
+          .select({ eventId: s.eventId, handler: s.handler, step: s.name, wakeAt: s.wakeAt, types: w.types, podId: w.podId })
           .from(s)
           .innerJoin(d, eq(d.eventId, s.eventId))
+          // A wait's row says what it waits for.
+          .leftJoin(w, and(eq(w.eventId, s.eventId), eq(w.handler, s.handler), eq(w.seq, s.seq)))
           .where(and(inArray(s.eventId, ids), eq(s.state, 'sleeping'), eq(d.status, 'queued'), isNull(d.leaseOwner))),
       );
-      return rows.map((r) => ({ eventId: r.eventId, handler: r.handler, step: r.step, wakeAt: Number(r.wakeAt) }));
+      return rows.map((r) => ({
+        eventId: r.eventId, handler: r.handler, step: r.step, wakeAt: Number(r.wakeAt),
+        ...(r.types !== null && r.podId !== null && { waitingFor: { types: r.types.split(','), podId: r.podId } }),
+      }));
     },
 
     async parkStats() {

@@ -310,7 +310,7 @@ export function defineTables(k: DialectKit) {
       /** Its position in the run, from 1. */
       seq: k.int('seq').notNull(),
       name: k.text('name').notNull(),
-      kind: k.text('kind', { enum: ['step', 'sleep'] }).notNull(),
+      kind: k.text('kind', { enum: ['step', 'sleep', 'wait'] }).notNull(),
       state: k.text('state', { enum: ['done', 'failed', 'sleeping'] }).notNull(),
       attempts: k.int('attempts').notNull(),
       /** `{"v":…}` JSON, or a sealed text when `sensitive` (AES-256-GCM, STEP_ENCRYPTION_KEY). */
@@ -330,5 +330,32 @@ export function defineTables(k: DialectKit) {
     ],
   );
 
-  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps };
+  /**
+   * `ctx.waitForEvent`: one row per wait of a parked run (its step's place), kept while it waits.
+   * A new delivery about `pod_id` of one of `types` received after `after_at` wakes the run (its
+   * delivery due now, `woken_by` the delivery); the run itself finds its match among the stored
+   * deliveries, and drops the row once matched or timed out.
+   */
+  const eventWaits = k.table(
+    'event_waits',
+    {
+      eventId: k.text('event_id').notNull(),
+      handler: k.text('handler').notNull(),
+      seq: k.int('seq').notNull(),
+      name: k.text('name').notNull(),
+      podId: k.text('pod_id').notNull(),
+      /** The event types waited for, comma-separated. */
+      types: k.text('types').notNull(),
+      /** The waiting delivery's receipt time (epoch ms): only deliveries received after it match. */
+      afterAt: k.int64('after_at').notNull(),
+      /** When the wait times out (epoch ms). */
+      untilAt: k.int64('until_at').notNull(),
+      createdAt: k.int64('created_at').notNull(),
+      /** The delivery whose ingest woke the run (null until one did). */
+      wokenBy: k.text('woken_by'),
+    },
+    (t) => [k.primaryKey({ columns: [t.eventId, t.handler, t.seq] }), k.index('event_waits_pod_idx').on(t.podId)],
+  );
+
+  return { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps, eventWaits };
 }

@@ -34,7 +34,7 @@ export interface RunHandlerResult {
   /** The handler's own log lines (not the dispatcher's `handler run` line). */
   logs: LogLine[];
   durationMs: number;
-  /** Parked at a sleep: until when, and at which sleep (the next run with the same `steps` wakes it). */
+  /** Parked at a sleep or a wait: until when, and at which (the next run with the same `steps` wakes a sleep; a wait, once `steps.deliver` hands it its event or `steps.now` passes `until`). */
   parked?: { until: Date; step: string };
   /** Ended after this step, by `stopAfterStep`. */
   stoppedAfterStep?: number;
@@ -73,6 +73,7 @@ export async function runHandler(
     const inner = steps.journals(run);
     return {
       load: () => inner.load(),
+      wait: inner.wait && ((ask: Parameters<NonNullable<typeof inner.wait>>[0]) => inner.wait!(ask)),
       async save(step: Parameters<ReturnType<TestSteps['journals']>['save']>[0]) {
         await inner.save(step);
         if (step.kind === 'step' && step.state !== 'sleeping') {
@@ -94,7 +95,7 @@ export async function runHandler(
     levelFloor: 0,
     clock: steps ? () => steps.now : () => performance.now(),
     handlerTimeoutMs: timeoutMs ?? handler.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    steps: steps && journals ? { journals, seal: steps.seal, replayed: (name) => void report.replayed.push(name) } : undefined,
+    steps: steps && journals ? { journals, seal: steps.seal, replayed: (name) => void report.replayed.push(name), locator: steps.locator } : undefined,
   });
   // The same definition, keeping what it threw (the runner records only its text).
   const watched: HandlerDefinition = {
@@ -120,10 +121,11 @@ export async function runHandler(
   const extra: Partial<RunHandlerResult> = { steps: report };
   if (stopped !== undefined) extra.stoppedAfterStep = stopped;
   if (outcome === 'parked' && steps && result.waitUntil !== undefined) {
-    const at = steps.records.find((r) => r.eventId === event.id && r.handler === handler.name && r.kind === 'sleep' && r.state === 'sleeping');
+    const at = steps.records.find((r) => r.eventId === event.id && r.handler === handler.name && r.kind !== 'step' && r.state === 'sleeping');
     extra.parked = { until: new Date(result.waitUntil), step: at?.name ?? '' };
-    // Sleeps advance the kit's clock: the next run with these steps wakes.
-    steps.now = Math.max(steps.now, result.waitUntil);
+    // Sleeps advance the kit's clock: the next run with these steps wakes. A wait waits for the
+    // test: an event handed with steps.deliver, or the clock moved past its timeout.
+    if (at?.kind !== 'wait') steps.now = Math.max(steps.now, result.waitUntil);
   }
   const logs = lines;
   if (result.ok) return { ok: true, outcome, logs, durationMs, steps: report, ...extra };

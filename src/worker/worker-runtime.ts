@@ -158,6 +158,8 @@ export function createWorkerRuntime({ env, handlers = [], payloads, logger, cloc
     afterAnswer: (work) => waitUntil(afterResponse().then(work)),
     // A replay (the admin API) drains under waitUntil, a cron's page at most.
     drainSoon: (dispatcher) => waitUntil(drain(dispatcher, WORKER_CRON_PAGE)),
+    // Runs a delivery woke (ctx.waitForEvent): as many, in the waking request's waitUntil (its wake runs there).
+    drainWoken: (dispatcher, count) => drain(dispatcher, count).then(() => {}),
     onConflict,
     customize,
     // No long poll on the Worker (an export answers at once).

@@ -4,6 +4,7 @@ import type { DeliveryStore, ImportedDelivery, NewDelivery } from '../../src/cor
 import { describeBackfillContract } from './backfill-contract.js';
 import { describeOrderContract } from './order-contract.js';
 import { describeRateBucketContract } from './rate-bucket-contract.js';
+import { describeWaitContract } from './wait-contract.js';
 
 export interface StoreUnderTest {
   store: DeliveryStore;
@@ -575,6 +576,7 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
   describeOrderContract(name, open, newDelivery);
   describeBackfillContract(name, open, newDelivery);
   describeRateBucketContract(name, open);
+  describeWaitContract(name, open, newDelivery);
 }
 
 /** Runs a test body on a freshly opened store, closing it afterwards. */

@@ -13,7 +13,7 @@ import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
 import { createTracing, SPAN } from '../../core/tracing/index.js';
 import { handlerLevelFloor } from '../../core/runner/handler-log.js';
-import { createStepSeal, storeJournals } from '../../core/steps/index.js';
+import { storeSteps } from '../../core/waits/index.js';
 import { createPodsAccess } from '../../core/pods/pods-access.js';
 import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { dispatchFeatures } from '../../runtime/dispatch-features.js';
@@ -133,7 +133,7 @@ the token (401).`,
       ...dispatchTuning(config),
       payloadSchemas: payloads.schemas,
       redact,
-      steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
+      steps: storeSteps({ store, redact, payloads, stepKey: config.stepEncryptionKey, clock, refreshMs: config.dispatch.pollMs }).steps,
       levelFloor: handlerLevelFloor(config.logLevel),
       pods: createPodsAccess({ config: config.pods, store, clock }),
       gate,

@@ -9,7 +9,7 @@ import { createNodeLogger } from '../../node/logger.js';
 import { startTracing } from '../../node/start-tracing.js';
 import { createTracing, SPAN } from '../../core/tracing/index.js';
 import { handlerLevelFloor } from '../../core/runner/handler-log.js';
-import { createStepSeal, storeJournals } from '../../core/steps/index.js';
+import { storeSteps } from '../../core/waits/index.js';
 import { createPodsAccess } from '../../core/pods/pods-access.js';
 import { storedAndConfiguredRedactor } from '../secret-redactor.js';
 import { dispatchFeatures } from '../../runtime/dispatch-features.js';
@@ -102,7 +102,7 @@ Exit codes: 0 nothing failed, 1 a handler failed or a delivery was busy, missing
       instruments,
       payloadSchemas: payloads.schemas,
       redact,
-      steps: { journals: storeJournals(store, redact), seal: createStepSeal(config.stepEncryptionKey) },
+      steps: storeSteps({ store, redact, payloads, stepKey: config.stepEncryptionKey, clock: Date.now, refreshMs: config.dispatch.pollMs }).steps,
       levelFloor: handlerLevelFloor(config.logLevel),
       pods: createPodsAccess({ config: config.pods, store, clock: Date.now }),
       fresh: values.fresh === true,

@@ -21,6 +21,8 @@ export const WORK_KINDS = [
   'logger_child',
   /** A log line written (any logger, any level that is written). */
   'log_line',
+  /** A new delivery matched against waiting runs (ctx.waitForEvent): only while a run may wait (src/core/waits/waiters-flag.ts). */
+  'wait_check',
   /** setTimeout / setInterval armed, and setImmediate queued (counted where the test patches them). */
   'timer',
   'immediate',

@@ -8,6 +8,7 @@ import { describeIssues, RefusedPayload, typedPayloads, type PayloadSchemaMap } 
 import type { PodsClient } from '../pods/pods-client.js';
 import { countWork } from '../observability/work-count.js';
 import { describeRunError, HandlerSteps, isPermanent, parkRequest, RunParked, StepError, type StepJournals, type StepSeal } from '../steps/index.js';
+import type { PodPlaces } from '../steps/wait-for-event.js';
 import { createHandlerLog, type LineSink } from './handler-log.js';
 import type { HandlerCall, HandlerJob, JobResult } from './handler-runner.js';
 import { RunContext } from './run-context.js';
@@ -20,6 +21,8 @@ export type { CallScope, StepFrame } from './call-scope.js';
 export interface RunnerSteps {
   journals: StepJournals;
   seal: StepSeal;
+  /** Where each event type carries its pod id (`ctx.waitForEvent`'s pod): `createPodLocator(payloads)`. */
+  locator?: PodPlaces;
   /** Wraps each step's function (an instrument's span under the handler's). */
   wrapStep?: <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
   /** Told of each step given back from the record without running. */
@@ -182,6 +185,8 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
         span: steps?.wrapStep,
         replayed: steps?.replayed,
         scope,
+        event: { type: delivery.eventType, receivedAt: delivery.receivedAt, payload },
+        locator: steps?.locator,
       });
     // A handler that ignores its signal is no longer awaited after its time limit.
     const deadline = started + timeoutMs;

@@ -19,6 +19,7 @@ export class RunContext implements HandlerContext {
   readonly step: HandlerStepApi['step'];
   readonly sleep: HandlerStepApi['sleep'];
   readonly sleepUntil: HandlerStepApi['sleepUntil'];
+  readonly waitForEvent: HandlerStepApi['waitForEvent'];
   private podsOf: PodsClient | undefined;
   /** Calls to the service made outside any step so far. */
   private outsideCalls = 0;
@@ -47,6 +48,7 @@ export class RunContext implements HandlerContext {
     this.step = (name, fn, options) => steps().step(name, fn, options);
     this.sleep = (name, duration) => steps().sleep(name, duration);
     this.sleepUntil = (name, at) => steps().sleepUntil(name, at);
+    this.waitForEvent = (name, options) => steps().waitForEvent(name, options);
   }
 
   /** The handler's call ended: a step asked for from now on is refused, whether or not it used steps before. */

@@ -7,6 +7,10 @@ import type { StepJournal } from './step-journal.js';
 import type { RecordedRun, StepRecord } from './step-record.js';
 import type { CallScope, StepFrame } from '../runner/call-scope.js';
 import { decodeResult, encodeResult } from './step-result.js';
+import type { EventType } from '../events/event-types.js';
+import { waitedEvent, type WaitedEvent, type WaitedRecord } from '../waits/waited-event.js';
+import { linkActiveSpan } from '../tracing/step-spans.js';
+import { planWait, type PodPlaces, type WaitForEventOptions, type WaitSource } from './wait-for-event.js';
 
 /** The longest sleep: 30 days. */
 export const MAX_SLEEP_MS = 30 * 86_400_000;
@@ -36,6 +40,13 @@ export interface HandlerStepApi {
   sleep(name: string, duration: number | string): Promise<void>;
   /** Parks the run until `at` (a Date, epoch ms or ISO text; at most 30 days from now). */
   sleepUntil(name: string, at: Date | number | string): Promise<void>;
+  /**
+   * Parks the run until podhook receives an event of `type` about the same pod as the running
+   * event (or `pod`), received after the running event was; resolves with it, or with null once
+   * `timeout` passes (ms, or `'30m'`, up to 30 days). Recorded under `name`: a retry, a replay or
+   * a restart gets the same event back; `replay --fresh` waits again.
+   */
+  waitForEvent<T extends EventType>(name: string, options: WaitForEventOptions<T>): Promise<WaitedEvent<T> | null>;
 }
 
 /** What one run did with its steps: for the run's result, metrics and the dead letter. */
@@ -62,6 +73,10 @@ export interface HandlerStepsOptions {
   replayed?: (name: string, seq: number) => void;
   /** Where a step's function runs as that step (an `AsyncLocalStorage`): nested steps are refused, and `ctx.pods` inside it takes its key. */
   scope?: Pick<CallScope, 'inStep' | 'step'>;
+  /** The running event (a wait's pod and its "received after"). */
+  event?: WaitSource;
+  /** Where each event type carries its pod id (`ctx.waitForEvent`). */
+  locator?: PodPlaces;
 }
 
 
@@ -241,6 +256,45 @@ export class HandlerSteps implements HandlerStepApi {
       return Promise.reject(new StepError('step_sleep', `sleepUntil "${name}": ${JSON.stringify(at)} is not a time within 30 days`, true));
     }
     return this.park(name, () => when);
+  }
+
+  waitForEvent<T extends EventType>(name: string, options: WaitForEventOptions<T>): Promise<WaitedEvent<T> | null> {
+    return this.runWait(name, options) as Promise<WaitedEvent<T> | null>;
+  }
+
+  private async runWait(name: string, options: WaitForEventOptions): Promise<WaitedEvent | null> {
+    this.open(name, 'wait');
+    const plan = planWait(name, options, this.o.event, this.o.locator);
+    const { seq, recorded } = await this.next(name, 'wait');
+    if (recorded?.state === 'done') {
+      this.tally.replayed++;
+      this.o.replayed?.(name, seq);
+      return waitedEvent(decodeResult(recorded.result!) as WaitedRecord | null);
+    }
+    const journal = this.o.journal;
+    if (!journal.wait) throw new StepError('step_wait', `waitForEvent "${name}": this runner keeps no waits (the test kit: pass \`steps\` to runHandler)`, true);
+    const now = this.o.clock();
+    // The timeout first set stays: a retry or a restart waits until the same time.
+    const untilAt = recorded?.wakeAt ?? now + plan.timeoutMs;
+    const record = { ...this.base(seq, name, 'wait', recorded?.startedAt ?? now), wakeAt: untilAt };
+    const ask = () =>
+      journal.wait!({ eventId: this.o.eventId, handler: this.o.handler, seq, name, podId: plan.podId, types: plan.types, afterAt: this.o.event!.receivedAt, untilAt }).then((answer) => {
+        // The wait's span (tracing on) links the receipt of the delivery that ended it.
+        if ('matched' in answer) linkActiveSpan(answer.traceParent);
+        return answer;
+      });
+    const answer = await (this.o.span ? this.o.span(name, seq, ask) : ask());
+    if ('parkUntil' in answer) {
+      if (!recorded) await journal.save({ ...record, state: 'sleeping' });
+      this.tally.parkedUntil = answer.parkUntil;
+      throw new RunParked(answer.parkUntil);
+    }
+    const value = 'matched' in answer ? answer.matched : null;
+    const encoded = encodeResult(name, value);
+    const done = this.o.clock();
+    await journal.save({ ...record, state: 'done', result: encoded.text, resultBytes: encoded.bytes, finishedAt: done, durationMs: done - record.startedAt });
+    this.tally.succeeded++;
+    return waitedEvent(value);
   }
 
   private async park(name: string, wakeAtIfNew: () => number): Promise<void> {

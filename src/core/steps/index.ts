@@ -9,4 +9,5 @@ export { createStepSeal, parseStepKey, STEP_KEY_VARIABLE, type StepSeal } from '
 export { describeRunError, isPermanent, parkRequest, RunParked, StepError, stepFailed, stepMismatch } from './step-errors.js';
 export { memoryJournals, storeJournals, type StepJournal, type StepJournals } from './step-journal.js';
 export type { ParkedRun, StepRecord, StepStore } from './step-record.js';
+export { MAX_WAIT_MS, planWait, type PodPlaces, type WaitForEventOptions, type WaitPlan, type WaitSource } from './wait-for-event.js';
 export { decodeResult, encodeResult, MAX_STEP_RESULT_BYTES } from './step-result.js';

@@ -6,7 +6,7 @@ import type { StepRecord } from './step-record.js';
  */
 export class StepError extends Error {
   constructor(
-    readonly code: 'step_mismatch' | 'step_failed' | 'step_result' | 'step_after_return' | 'step_key_missing' | 'step_sleep' | 'step_nested',
+    readonly code: 'step_mismatch' | 'step_failed' | 'step_result' | 'step_after_return' | 'step_key_missing' | 'step_sleep' | 'step_nested' | 'step_wait',
     message: string,
     readonly permanent: boolean,
     options?: { cause?: unknown },
@@ -18,7 +18,7 @@ export class StepError extends Error {
 
 /** The code changed under a recorded run: the step at a recorded position has another name (or kind). */
 export function stepMismatch(recorded: Pick<StepRecord, 'seq' | 'name' | 'kind'>, name: string, kind: StepRecord['kind']): StepError {
-  const what = (k: string, n: string) => (k === 'sleep' ? `sleep "${n}"` : `"${n}"`);
+  const what = (k: string, n: string) => (k === 'step' ? `"${n}"` : `${k} "${n}"`);
   return new StepError(
     'step_mismatch',
     `step mismatch: recorded ${what(recorded.kind, recorded.name)} at #${recorded.seq}, now ${what(kind, name)}: the handler changed under this run; replay it with --fresh to run it from the start`,

@@ -1,4 +1,5 @@
 import type { RecordedRun, StepRecord, StepStore } from './step-record.js';
+import type { WaitAnswer, WaitAsk } from '../waits/waited-event.js';
 
 /** Where one handler run's steps are read and recorded. */
 export interface StepJournal {
@@ -6,6 +7,8 @@ export interface StepJournal {
   load(): Promise<RecordedRun>;
   /** Records a step; rejects when it could not be (the run lost its delivery's lease): the run must stop. */
   save(step: StepRecord): Promise<void>;
+  /** A wait for a later event (`ctx.waitForEvent`): recorded under the run's claim, its match looked for. Absent where no receiver keeps waits. */
+  wait?(ask: WaitAsk): Promise<WaitAnswer>;
 }
 
 /** The journal of one run: which delivery, which handler, under which claim. */
@@ -15,8 +18,13 @@ export type StepJournals = (run: { eventId: string; handler: string; claimId: st
  * Journals on the store, each write fenced by the run's claim, a failed step's error redacted
  * where its row is written (wherever the handler ran: a handler thread knows no secret).
  */
-export function storeJournals(store: Pick<StepStore, 'loadRunSteps' | 'saveStep'>, redact: (text: string) => string = (t) => t): StepJournals {
+export function storeJournals(
+  store: Pick<StepStore, 'loadRunSteps' | 'saveStep'>,
+  redact: (text: string) => string = (t) => t,
+  waits?: { check(ask: WaitAsk, claimId: string): Promise<WaitAnswer> },
+): StepJournals {
   return ({ eventId, handler, claimId }) => ({
+    ...(waits && { wait: (ask: WaitAsk) => waits.check(ask, claimId) }),
     load: () => store.loadRunSteps(eventId, handler),
     async save(step) {
       const row = step.error === null ? step : { ...step, error: redact(step.error) };

@@ -5,8 +5,8 @@ export interface StepRecord {
   /** Its position in the handler's run, from 1: a step is found again by position, its name checked. */
   seq: number;
   name: string;
-  kind: 'step' | 'sleep';
-  /** `done`: its result is recorded (a sleep: it woke); `failed`: its last try threw; `sleeping`: a sleep not over. */
+  kind: 'step' | 'sleep' | 'wait';
+  /** `done`: its result is recorded (a sleep: it woke; a wait: its event, or null at its timeout); `failed`: its last try threw; `sleeping`: a sleep or a wait not over. */
   state: 'done' | 'failed' | 'sleeping';
   /** How many times its function ran (a sleep: 1). */
   attempts: number;
@@ -18,7 +18,7 @@ export interface StepRecord {
   resultBytes: number | null;
   /** The last try's error, as one line (redacted like every handler error). */
   error: string | null;
-  /** A sleep's wake time (epoch ms). */
+  /** A sleep's wake time, a wait's timeout (epoch ms). */
   wakeAt: number | null;
   /** When its last try started and ended (epoch ms), and how long it took. */
   startedAt: number;
@@ -52,6 +52,8 @@ export interface ParkedRun {
   handler: string;
   step: string;
   wakeAt: number;
+  /** A run parked at `ctx.waitForEvent`: the types it waits for and the pod (its timeout is `wakeAt`); absent at a sleep. */
+  waitingFor?: { types: string[]; podId: string };
 }
 
 /** The store's side of durable steps (a role of `DeliveryStore`). */

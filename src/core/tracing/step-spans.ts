@@ -1,5 +1,6 @@
 import { context, ProxyTracer, SpanStatusCode, trace, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { ATTR, ATTR_ERROR_TYPE, SPAN, TRACER_NAME } from './names.js';
+import { parseTraceParent } from './trace-parent.js';
 
 /** Wraps a durable step's function in a span. */
 export type StepSpan = <T>(name: string, seq: number, fn: () => Promise<T>) => Promise<T>;
@@ -32,4 +33,13 @@ export function stepSpan(tracer: Tracer): StepSpan {
       },
     );
   };
+}
+
+/**
+ * Links the active span (a wait's step span) to a delivery's receipt (its stored `traceparent`):
+ * the event that ended a `ctx.waitForEvent`. Nothing without an SDK or a context.
+ */
+export function linkActiveSpan(traceParent: string | null | undefined): void {
+  const receipt = parseTraceParent(traceParent);
+  if (receipt) trace.getActiveSpan()?.addLink({ context: receipt });
 }

@@ -105,11 +105,21 @@ export interface DeliveryRow
   /** How its payload differed from its type's learned shape when it arrived (path, kind, message); null when it fit or was not checked. */
   drift: DriftDifference[] | null;
   /**
-   * A queued delivery whose handler run is parked at a durable sleep: which handler, the sleep's
-   * name, and when it wakes (the earliest, when more than one of its handlers sleeps); null otherwise.
+   * A queued delivery whose handler run is parked at a durable sleep or a wait: which handler, the
+   * step's name, when it wakes (the earliest, when more than one of its handlers sleeps; a wait's
+   * timeout) and, at a wait, what it waits for; null otherwise.
    */
-  parked: { handler: string; step: string; wake_at: string } | null;
+  parked: { handler: string; step: string; wake_at: string; waiting_for: WaitingFor | null } | null;
 }
+
+/** What a run parked at `ctx.waitForEvent` waits for: the event types and the pod (until its `wake_at`, the timeout). */
+export interface WaitingFor {
+  types: string[];
+  pod_id: string;
+}
+
+/** A parked run's wait as the rows and the admin API show it; null at a sleep. */
+export const waitingForJson = (run: Pick<ParkedRun, 'waitingFor'>): WaitingFor | null => (run.waitingFor ? { types: run.waitingFor.types, pod_id: run.waitingFor.podId } : null);
 
 /** A line of an export file that cannot be read. */
 export class ExportFormatError extends PodhookError {
@@ -138,7 +148,7 @@ export function deliveryJson(d: Delivery, waitingOn: string | null = null, parke
     conflict_with: d.conflictWith ?? null,
     waiting_on: waitingOn,
     drift: d.drift ?? null,
-    parked: parked && { handler: parked.handler, step: parked.step, wake_at: iso(parked.wakeAt)! },
+    parked: parked && { handler: parked.handler, step: parked.step, wake_at: iso(parked.wakeAt)!, waiting_for: waitingForJson(parked) },
   };
 }
 

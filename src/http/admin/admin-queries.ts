@@ -5,6 +5,7 @@ import type { Router } from '../../core/dispatch/router.js';
 import { InvalidRequestError } from '../../core/errors.js';
 import type { ParkedRun, StepRecord } from '../../core/steps/step-record.js';
 import { isoTime, parseIsoTime } from '../../core/steps/time-or-duration.js';
+import { waitingForJson, type WaitingFor } from '../../core/transfer/delivery-export.js';
 
 /**
  * A page position: the last row's received time and event id. Opaque to clients; keyset paging
@@ -97,8 +98,10 @@ export interface StepEntry {
   sealed: boolean;
   /** Its last try's error (redacted like every handler error). */
   error: string | null;
-  /** A sleep's wake time. */
+  /** A sleep's wake time; a wait's timeout. */
   wake_at: string | null;
+  /** A done wait (`ctx.waitForEvent`): the event it resolved with (null: none came by its timeout). */
+  matched_event_id: string | null;
 }
 
 /** A recorded step without its result: what an operator may see of it. */
@@ -116,7 +119,15 @@ export function stepEntry(s: StepRecord): StepEntry {
     sealed: s.sensitive,
     error: s.error,
     wake_at: isoTime(s.wakeAt),
+    matched_event_id: matchedEventId(s),
   };
+}
+
+/** The event a done wait resolved with (its id only: a step's result is shown nowhere), or null. */
+function matchedEventId(s: StepRecord): string | null {
+  if (s.kind !== 'wait' || s.state !== 'done' || s.result === null || s.sensitive) return null;
+  const v = (JSON.parse(s.result) as { v?: { id?: unknown } | null }).v;
+  return typeof v?.id === 'string' ? v.id : null;
 }
 
 /** One entry of a delivery's `runs`, as the admin API answers it and the inspector shows it. */
@@ -136,7 +147,7 @@ export interface RunEntry {
    */
   steps: StepEntry[] | null;
   /** On the handler's last entry while the run is parked at a sleep: the sleep's name and when it wakes; else null. */
-  parked: { step: string; wake_at: string } | null;
+  parked: { step: string; wake_at: string; waiting_for: WaitingFor | null } | null;
 }
 
 /** Reads what `deliveryRuns` needs: the run history, the ledger for what is not in it, and the recorded steps. */
@@ -161,7 +172,7 @@ export function withSteps(runs: readonly BareRun[], steps: readonly StepRecord[]
     return {
       ...r,
       steps: steps.filter((s) => s.handler === r.handler).sort((a, b) => a.seq - b.seq).map(stepEntry),
-      parked: sleep ? { step: sleep.step, wake_at: isoTime(sleep.wakeAt)! } : null,
+      parked: sleep ? { step: sleep.step, wake_at: isoTime(sleep.wakeAt)!, waiting_for: waitingForJson(sleep) } : null,
     };
   });
 }

@@ -13,6 +13,8 @@ import { createJobRunner } from '../../core/runner/job-runner.js';
 import type { RunningCall } from '../../core/runner/running-call.js';
 import { createStepSeal, type StepJournals } from '../../core/steps/index.js';
 import type { RecordedRun } from '../../core/steps/step-record.js';
+import { createPodLocator, type PodLocator } from '../../core/pods/pod-locator.js';
+import type { WaitAnswer } from '../../core/waits/waited-event.js';
 import { stepSpans } from '../../core/tracing/step-spans.js';
 import { parseTraceParent } from '../../core/tracing/trace-parent.js';
 import { silentLogger } from '../../core/observability/logger.js';
@@ -81,6 +83,7 @@ function ask(run: Run | undefined, request: Ask, signal?: AbortSignal): Promise<
 const threadJournals: StepJournals = ({ eventId, handler, claimId }) => ({
   load: async () => ((await ask(runOf.get(eventId), { op: 'steps.load', eventId, handler })) as RecordedRun | undefined) ?? { steps: [], generation: '' },
   save: async (step) => void (await ask(runOf.get(eventId), { op: 'steps.save', step, claimId })),
+  wait: async (wait) => (await ask(runOf.get(eventId), { op: 'steps.wait', wait, claimId })) as WaitAnswer,
 });
 
 // Errors handler code leaves behind fail the call they came from (or are told with none), and the thread lives on.
@@ -93,6 +96,7 @@ scope.install();
 async function start() {
   let tracing: RunningTracing | null = null;
   let handlers: Map<string, HandlerDefinition>;
+  let locator: PodLocator;
   let schemas: ReturnType<typeof checkRegistryModule>['payloads']['schemas'];
   try {
     // The same OTEL_* variables as the receiver's: this thread's spans (the handlers' own) go where its spans go.
@@ -100,6 +104,7 @@ async function start() {
     const loaded = checkRegistryModule((await import(data.registry)) as RegistryModule, { registry: data.registry });
     handlers = new Map(loaded.handlers.map((h) => [h.name, h]));
     schemas = loaded.payloads.schemas;
+    locator = createPodLocator(loaded.payloads);
   } catch (error) {
     post({ t: 'fatal', error: describe(error) });
     return;
@@ -109,7 +114,7 @@ async function start() {
     handlerTimeoutMs: data.handlerTimeoutMs,
     schemas,
     levelFloor: handlerLevelFloor(data.logLevel),
-    steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), wrapStep: stepSpans() },
+    steps: { journals: threadJournals, seal: createStepSeal(data.stepKey), wrapStep: stepSpans(), locator },
     pods: (eventId) => Promise.resolve(podsOverPort((name, args, signal) => ask(runOf.get(eventId), { op: 'pods', name, args }, signal) as Promise<RawServiceAnswer>)),
     lines: (job, index) => {
       const run = runOf.get(job.delivery.eventId);

@@ -5,6 +5,7 @@ import type { HandlerResult } from '../../core/dispatch/handler-result.js';
 import type { HandlerLine } from '../../core/runner/handler-log.js';
 import type { GateContext } from '../../core/runner/handler-runner.js';
 import type { StepRecord } from '../../core/steps/step-record.js';
+import type { WaitAsk } from '../../core/waits/waited-event.js';
 import type { StrayKind } from '../call-scope.js';
 
 /** What a handler thread is started with. */
@@ -44,6 +45,7 @@ export type ThreadResult = Omit<HandlerResult, 'handler' | 'attempt' | 'interrup
 export type Ask =
   | { op: 'steps.load'; eventId: string; handler: string }
   | { op: 'steps.save'; step: StepRecord; claimId: string }
+  | { op: 'steps.wait'; wait: WaitAsk; claimId: string }
   | { op: 'pods'; name: string; args: [callArgs: unknown, options: unknown] };
 
 /** An ask's failure as it crosses: enough to make the same error again (a `PodsError`, `PodsRateLimited`). */

@@ -252,10 +252,15 @@ export function createThreadRunner(options: ThreadRunnerOptions): ThreadRunner {
       if (!p) throw new Error('this run has ended');
       const signal = AbortSignal.any([(p.asks ??= new AbortController()).signal, controller.signal]);
       let value: unknown;
-      if (ask.op === 'steps.load' || ask.op === 'steps.save') {
+      if (ask.op === 'steps.load' || ask.op === 'steps.save' || ask.op === 'steps.wait') {
         if (!options.journals) throw new Error('durable steps need a store: this receiver has none');
         if (ask.op === 'steps.load') value = await options.journals({ eventId: ask.eventId, handler: ask.handler, claimId: p.job.claimId }).load();
-        else await options.journals({ eventId: ask.step.eventId, handler: ask.step.handler, claimId: ask.claimId }).save(ask.step);
+        else if (ask.op === 'steps.save') await options.journals({ eventId: ask.step.eventId, handler: ask.step.handler, claimId: ask.claimId }).save(ask.step);
+        else {
+          const journal = options.journals({ eventId: ask.wait.eventId, handler: ask.wait.handler, claimId: ask.claimId });
+          if (!journal.wait) throw new Error('ctx.waitForEvent: this receiver keeps no waits');
+          value = await journal.wait(ask.wait);
+        }
       } else {
         if (!options.pods) throw new Error('ctx.pods: this receiver has no pod client');
         const [args, callOptions] = ask.args as [PodsCalls[PodsCallName]['args'], PodsCallOptions];

@@ -26,4 +26,4 @@ const kit = {
 } as unknown as DialectKit;
 
 /** podhook's tables in PostgreSQL (../tables.ts defines them). */
-export const { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps } = defineTables(kit);
+export const { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps, eventWaits } = defineTables(kit);

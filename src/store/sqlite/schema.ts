@@ -16,7 +16,7 @@ const bytes = customType<{ data: Uint8Array; driverData: Uint8Array | ArrayBuffe
 });
 
 /** podhook's tables in the SQLite dialect (better-sqlite3 and D1): ../tables.ts defines them. Times are epoch milliseconds. */
-export const { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps } = defineTables({
+export const { deliveries, handlerRuns, handlerAttempts, orderedRuns, orderKeys, webhookSecrets, heartbeats, listenCursors, handlerRegistrations, backfills, rateTokens, apiKeys, handlerSteps, eventWaits } = defineTables({
   table: sqliteTable,
   text,
   int: integer,

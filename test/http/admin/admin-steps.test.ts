@@ -70,12 +70,12 @@ describe('durable steps in the admin API and the inspector', () => {
     ]);
     const any = { duration_ms: expect.any(Number), started_at: expect.any(String), finished_at: expect.any(String) };
     expect(one.runs[1].steps).toEqual([
-      { seq: 1, name: 'mint', kind: 'step', state: 'done', attempts: 1, ...any, result_bytes: null, sealed: true, error: null, wake_at: null },
+      { seq: 1, name: 'mint', kind: 'step', state: 'done', attempts: 1, ...any, result_bytes: null, sealed: true, error: null, wake_at: null, matched_event_id: null },
       {
         seq: 2, name: 'store in vault', kind: 'step', state: 'done', attempts: 2, ...any,
-        result_bytes: JSON.stringify({ v: { stored: mintedSecret().length } }).length, sealed: false, error: null, wake_at: null,
+        result_bytes: JSON.stringify({ v: { stored: mintedSecret().length } }).length, sealed: false, error: null, wake_at: null, matched_event_id: null,
       },
-      { seq: 3, name: 'rotate', kind: 'sleep', state: 'sleeping', attempts: 1, duration_ms: null, started_at: expect.any(String), finished_at: null, result_bytes: null, sealed: false, error: null, wake_at: wakeAt },
+      { seq: 3, name: 'rotate', kind: 'sleep', state: 'sleeping', attempts: 1, duration_ms: null, started_at: expect.any(String), finished_at: null, result_bytes: null, sealed: false, error: null, wake_at: wakeAt, matched_event_id: null },
     ]);
     const list = await json<{ deliveries: { event_id: string; status: string; parked: unknown }[] }>('/deliveries');
     expect(list.deliveries.find((r) => r.event_id === d.eventId)).toMatchObject({ status: 'queued', parked: { handler: 'mintKey', step: 'rotate', wake_at: wakeAt } });

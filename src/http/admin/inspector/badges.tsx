@@ -13,8 +13,14 @@ export function DriftBadge({ drift }: { drift: Delivery['drift'] }) {
   return <span class="badge drift" title={title}>drift</span>;
 }
 
-/** A queued delivery whose handler run is parked at a durable sleep: when it wakes (the step it sleeps at in its title). */
-export function ParkedBadge({ wakeAt, step }: { wakeAt: string | number; step?: string }) {
+/**
+ * A queued delivery whose handler run is parked at a durable sleep: when it wakes (the step it
+ * sleeps at in its title); at a wait (`waitingFor`: the types), until when it waits.
+ */
+export function ParkedBadge({ wakeAt, step, waitingFor }: { wakeAt: string | number; step?: string; waitingFor?: readonly string[] }) {
   const at = iso(typeof wakeAt === 'number' ? wakeAt : Date.parse(wakeAt));
+  if (waitingFor) {
+    return <span class="badge s-parked" title={`waiting at "${step ?? ''}" for ${waitingFor.join(' or ')} until ${at}`}>waiting until {at}</span>;
+  }
   return <span class="badge s-parked" title={step ? `parked at sleep "${step}" until ${at}` : `parked until ${at}`}>parked until {at}</span>;
 }

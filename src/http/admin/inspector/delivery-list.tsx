@@ -17,7 +17,7 @@ export function DeliveryList({ rows, parked }: { rows: Delivery[]; parked: Reado
             <a href={`/_podhook/deliveries/${d.eventId}`} data-event-id={d.eventId}>
               <span>
                 <StatusBadge status={d.status} />
-                {sleep ? <> <ParkedBadge wakeAt={sleep.wakeAt} step={sleep.step} /></> : null}
+                {sleep ? <> <ParkedBadge wakeAt={sleep.wakeAt} step={sleep.step} waitingFor={sleep.waitingFor?.types} /></> : null}
               </span>
               <span class="type">{d.eventType} <DriftBadge drift={d.drift} /></span>
               <time>{iso(d.receivedAt)}</time>

@@ -53,7 +53,10 @@ export function deliveryPage({ store, router }: Pick<AdminContext, 'store' | 'ro
           {parked.map((p) => (
             <>
               <dt>parked</dt>
-              <dd>{p.handler} at sleep <code>{p.step}</code> <ParkedBadge wakeAt={p.wake_at} step={p.step} /></dd>
+              <dd>
+                {p.handler} {p.waiting_for ? <>waiting at <code>{p.step}</code> for {p.waiting_for.types.join(' or ')} of pod <code>{p.waiting_for.pod_id}</code> until</> : <>at sleep <code>{p.step}</code></>}{' '}
+                <ParkedBadge wakeAt={p.wake_at} step={p.step} waitingFor={p.waiting_for?.types} />
+              </dd>
             </>
           ))}
           {waits.map((w) => (

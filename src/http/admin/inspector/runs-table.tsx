@@ -6,6 +6,7 @@ import { ParkedBadge, StatusBadge } from './badges.js';
 function resultOf(s: StepEntry): string {
   if (s.sealed) return 'sealed';
   if (s.kind === 'sleep') return s.wake_at ? `wakes ${iso(Date.parse(s.wake_at))}` : '';
+  if (s.kind === 'wait') return s.state === 'done' ? 'timed out' : s.wake_at ? `until ${iso(Date.parse(s.wake_at))}` : '';
   return s.result_bytes === null ? '' : `${s.result_bytes} bytes`;
 }
 
@@ -24,7 +25,9 @@ function StepsTable({ steps }: { steps: StepEntry[] }) {
             <td data-label="attempts" class="num">{s.attempts}</td>
             <td data-label="duration" class="num">{s.duration_ms === null ? '–' : `${s.duration_ms} ms`}</td>
             <td data-label="started">{iso(Date.parse(s.started_at))}</td>
-            <td data-label="result" class={s.sealed ? 'sealed' : undefined}>{resultOf(s)}</td>
+            <td data-label="result" class={s.sealed ? 'sealed' : undefined}>
+              {s.matched_event_id ? <>woken by <a href={`/_podhook/deliveries/${s.matched_event_id}`}><code>{s.matched_event_id}</code></a></> : resultOf(s)}
+            </td>
             <td data-label="error" class="err">{s.error ?? ''}</td>
           </tr>
         ))}
@@ -58,7 +61,12 @@ export function RunsTable({ runs }: { runs: RunEntry[] }) {
               {r.steps?.length || r.parked ? (
                 <tr class="steps" data-handler={r.handler}>
                   <td colspan={7} data-label="steps">
-                    {r.parked ? <p class="parked">Parked at sleep <code>{r.parked.step}</code> <ParkedBadge wakeAt={r.parked.wake_at} /></p> : null}
+                    {r.parked ? (
+                      <p class="parked">
+                        {r.parked.waiting_for ? <>Waiting at <code>{r.parked.step}</code> for {r.parked.waiting_for.types.join(' or ')} of pod <code>{r.parked.waiting_for.pod_id}</code> until</> : <>Parked at sleep <code>{r.parked.step}</code></>}{' '}
+                        <ParkedBadge wakeAt={r.parked.wake_at} waitingFor={r.parked.waiting_for?.types} />
+                      </p>
+                    ) : null}
                     {r.steps?.length ? <StepsTable steps={r.steps} /> : null}
                   </td>
                 </tr>
