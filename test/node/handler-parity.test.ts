@@ -141,7 +141,7 @@ describe('one runner: the same deliveries with handlers in threads and in the re
     for (const m of Object.values(modes)) await vi.waitFor(() => expect(m.server.output()).toContain('handler left an error behind: its run failed'), { timeout: 5_000 });
   });
 
-  it('a step that throws secrets: the step\'s own error is redacted in the database and the admin API', async () => {
+  it('a step that throws secrets: the step\'s own error is redacted in the database, the admin API, the inspector\'s page and the export', async () => {
     const { threads, inThread, ids } = await both('pod.expiring');
     expect(threads).toEqual(inThread);
     expect(threads.status).toBe('dead');
@@ -153,6 +153,12 @@ describe('one runner: the same deliveries with handlers in threads and in the re
       const answer = await m.admin(`/_podhook/api/deliveries/${id}`);
       expect(answer).toContain('step refused');
       expect(leaksIn(answer)).toEqual([]);
+      const page = await m.admin(`/_podhook/deliveries/${id}`);
+      expect(page).toContain('step refused');
+      expect(leaksIn(page)).toEqual([]);
+      const exported = await m.admin('/_podhook/api/export');
+      expect(exported).toContain(id);
+      expect(leaksIn(exported)).toEqual([]);
     }
   });
 
