@@ -2,7 +2,7 @@
 // covers another process's stale "any wait" flag, the timeout, and a new delivery's wake, each
 // with the clock where the test puts it.
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPodLocator } from '../../src/core/pods/pod-locator.js';
 import { createEventWaits } from '../../src/core/waits/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -83,5 +83,21 @@ describe('createEventWaits on SQLite', () => {
     expect(t.woken).toEqual([1]);
     expect(await t.store.get(d.eventId)).toMatchObject({ status: 'queued', nextAttemptAt: t.now() });
     expect((await t.store.waitsOf([d.eventId]))[0]?.wokenBy).toBe(match.eventId);
+  });
+
+  it("a match that wakes a run still holding its lease is left to the run's outcome: once parked, its outcome's check makes it due", async () => {
+    const t = setup();
+    const pod = randomUUID();
+    const { ask, claim, d } = await t.waiting(pod);
+    await t.waits.check(ask, claim);
+    t.at(t.now() + 100);
+    // The run has looked and is about to park: still leased when the match arrives.
+    const match = await t.renewed(pod);
+    await t.waits.afterStored(match);
+    expect(t.woken).toEqual([]);
+    await t.store.completeDispatch([{ eventId: d.eventId, owner: claim, claimId: claim, status: 'queued', attempts: 0, lastError: null, nextAttemptAt: t.now() + 2_000, now: t.now(), runs: [] }]);
+    t.waits.subscriber.deliveryFinished!('pod.renewal_failed', 'queued', { eventId: d.eventId, attempt: 0, failures: [] });
+    await vi.waitFor(() => expect(t.woken).toEqual([1]));
+    expect((await t.store.get(d.eventId))?.nextAttemptAt).toBe(t.now());
   });
 });
