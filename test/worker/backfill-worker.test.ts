@@ -1,19 +1,12 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { startBackfill } from '../../src/core/backfill/start-backfill.js';
 import { WORKER_BACKFILL_PAGE } from '../../src/worker/worker-runtime.js';
 import { handlers, orderedRuns, resetOrderedRuns } from '../fixtures/ordered-handlers.js';
 import { historyDeliveries } from '../helpers/seed-history.js';
 import { TEST_SECRET } from '../helpers/sign.js';
-import { openWorkerTarget, type WorkerTarget } from './worker-target.js';
+import { openWorkerTarget, runCron } from './worker-target.js';
 
 const MINUTE = 60_000;
-
-async function cron(t: WorkerTarget) {
-  const ctx = createExecutionContext();
-  await t.worker.scheduled!(createScheduledController({ scheduledTime: t.now(), cron: '* * * * *' }), t.env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 describe('a backfill on the Worker (D1 in workerd)', () => {
   it('advances one page per cron run, each page run by that run\'s drain, until done', async () => {
@@ -21,7 +14,7 @@ describe('a backfill on the Worker (D1 in workerd)', () => {
     const t = await openWorkerTarget({ secrets: [TEST_SECRET] }, { handlers, vars: { DISPATCHER: 'on', ORDER_HOLD_MS: '0' } });
     const history = historyDeliveries({ count: 60, pods: 6, from: t.now() - 7 * 86_400_000 });
     await t.store.importDeliveries(history);
-    await cron(t); // the first cron run records the handlers as running from now
+    await runCron(t); // the first cron run records the handlers as running from now
     expect((await t.store.handlerRegistrations()).find((r) => r.handler === 'syncPod')?.firstSeenAt).toBe(t.now());
     const { backfill } = await startBackfill(t.store, handlers, { handler: 'syncPod' }, t.now());
     expect(backfill.total).toBe(60);
@@ -29,7 +22,7 @@ describe('a backfill on the Worker (D1 in workerd)', () => {
     const progress: number[] = [];
     for (let run = 0; run < 4; run++) {
       t.setNow(t.now() + MINUTE);
-      await cron(t);
+      await runCron(t);
       progress.push((await t.store.getBackfill(backfill.id))!.requeued);
       // Whatever a run handed over, that run's drain ran.
       expect(orderedRuns().filter((r) => r.handler === 'syncPod')).toHaveLength(progress.at(-1)!);

@@ -3,20 +3,12 @@
 // the invocation that parked it (its waitUntil ends) and is woken by the cron trigger's run after
 // its wake time, never by an earlier one. The step-handlers fixture keeps its side effects in this
 // isolate's memory.
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { handlers, resetStepNotes, stepNotes } from '../fixtures/step-handlers.js';
 import { signDelivery, toRequest, TEST_SECRET } from '../helpers/sign.js';
-import { openWorkerTarget, type WorkerTarget } from './worker-target.js';
+import { openWorkerTarget, runCron } from './worker-target.js';
 
 const MINUTE = 60_000;
-
-/** One run of the cron trigger (`* * * * *`) at the target's clock, awaited with its waitUntil work. */
-async function cron(t: WorkerTarget) {
-  const ctx = createExecutionContext();
-  await t.worker.scheduled!(createScheduledController({ scheduledTime: t.now(), cron: '* * * * *' }), t.env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 async function open() {
   resetStepNotes();
@@ -41,7 +33,7 @@ describe('durable steps on the Worker (D1 in workerd)', () => {
 
     // The retry is due: the cron's run takes it.
     t.setNow(failed!.nextAttemptAt! + 1);
-    await cron(t);
+    await runCron(t);
     expect(notes(id).map((n) => [n.what, n.attempt])).toEqual([['one', 1], ['two:start', 1], ['two:start', 2], ['two', 2], ['three', 1]]);
     expect(notes(id).find((n) => n.what === 'three')!.error).toBeUndefined();
     expect(await t.store.get(id)).toMatchObject({ status: 'processed', attempts: 2 });
@@ -60,13 +52,13 @@ describe('durable steps on the Worker (D1 in workerd)', () => {
 
     // The next minute's cron: before the wake time, the run stays parked.
     t.setNow(sleptAt + MINUTE);
-    await cron(t);
+    await runCron(t);
     expect(notes(id).map((n) => n.what)).toEqual(['before']);
     expect(await t.store.get(id)).toMatchObject({ status: 'queued', attempts: 0 });
 
     // The one after it, past the wake time (up to a minute late): this cron run wakes it.
     t.setNow(sleptAt + 2 * MINUTE);
-    await cron(t);
+    await runCron(t);
     expect(notes(id).map((n) => n.what)).toEqual(['before', 'after-sleep', 'after']);
     expect(await t.store.get(id)).toMatchObject({ status: 'processed', attempts: 1 });
     expect(await t.store.parkedRuns([id])).toEqual([]);
@@ -75,7 +67,7 @@ describe('durable steps on the Worker (D1 in workerd)', () => {
 
     // Woken once: a later cron finds nothing to run.
     t.setNow(sleptAt + 3 * MINUTE);
-    await cron(t);
+    await runCron(t);
     expect(notes(id).map((n) => n.what)).toEqual(['before', 'after-sleep', 'after']);
   });
 });

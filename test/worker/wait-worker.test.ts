@@ -2,19 +2,12 @@
 // by the request that brings its match (its ingest, under that request's waitUntil), and by the
 // cron trigger's run once its timeout passed. The wait-handlers fixture keeps what each run got in
 // this isolate's memory.
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { awaitRenewal, orderFields, resetWaitNotes, waitNotes } from '../fixtures/wait-handlers.js';
 import { signDelivery, toRequest, TEST_SECRET } from '../helpers/sign.js';
-import { openWorkerTarget, type WorkerTarget } from './worker-target.js';
+import { openWorkerTarget, runCron } from './worker-target.js';
 
 const MINUTE = 60_000;
-
-async function cron(t: WorkerTarget) {
-  const ctx = createExecutionContext();
-  await t.worker.scheduled!(createScheduledController({ scheduledTime: t.now(), cron: '* * * * *' }), t.env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 async function open() {
   resetWaitNotes();
@@ -46,7 +39,7 @@ describe('ctx.waitForEvent on the Worker (D1 in workerd)', () => {
     expect(await t.store.waitsOf([waiting])).toEqual([]);
     // A later cron finds nothing more to run.
     t.setNow(t.now() + 2 * MINUTE);
-    await cron(t);
+    await runCron(t);
     expect(got(waiting)).toEqual([match]);
   });
 
@@ -55,11 +48,11 @@ describe('ctx.waitForEvent on the Worker (D1 in workerd)', () => {
     const started = t.now();
     const waiting = await post('pod.renewal_failed', { pod: { id: crypto.randomUUID() }, timeout: '5m' });
     t.setNow(started + 2 * MINUTE);
-    await cron(t);
+    await runCron(t);
     expect(got(waiting)).toEqual([]);
     expect(await t.store.get(waiting)).toMatchObject({ status: 'queued', nextAttemptAt: started + 5 * MINUTE });
     t.setNow(started + 6 * MINUTE);
-    await cron(t);
+    await runCron(t);
     expect(got(waiting)).toEqual([null]);
     expect(await t.store.get(waiting)).toMatchObject({ status: 'processed' });
   });

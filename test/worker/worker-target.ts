@@ -1,4 +1,4 @@
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import type { HttpTarget, HttpTargetOptions } from '../contract/http-contract.js';
 import type { HandlerDefinition } from '../../src/core/events/define-handler.js';
@@ -70,4 +70,11 @@ export async function openWorkerTarget(
     close() {},
     secretRemovalBoundMs: WORKER_SECRETS_TTL_MS,
   };
+}
+
+/** One run of the cron trigger (`* * * * *`) at the target's clock, awaited with its waitUntil work. */
+export async function runCron(t: WorkerTarget): Promise<void> {
+  const ctx = createExecutionContext();
+  await t.worker.scheduled!(createScheduledController({ scheduledTime: t.now(), cron: '* * * * *' }), t.env, ctx);
+  await waitOnExecutionContext(ctx);
 }
