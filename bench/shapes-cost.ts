@@ -21,7 +21,7 @@ import { createNodeLogger } from '../src/node/logger.js';
 import { createNodeRuntime } from '../src/node/node-runtime.js';
 import * as project from '../handlers/index.js';
 import { eventBody } from './load-client.js';
-import { median, variantRounds } from './variant-rounds.js';
+import { measureVariant, median, variantRounds } from './variant-rounds.js';
 
 const SECRET = 'shapes-cost-secret-0123456789';
 const TYPE = 'pod.status.changed';
@@ -59,13 +59,10 @@ async function child(variant: Variant, count: number): Promise<void> {
     }
     await runtime.dispatcher.runUntilIdle();
   };
-  await run(3000); // warm-up: JIT, page cache
-  const before = process.cpuUsage();
-  await run(count);
-  const { user, system } = process.cpuUsage(before);
-  await runtime.close(100);
-  rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`${JSON.stringify({ variant, us_per_delivery: (user + system) / count })}\n`);
+  await measureVariant(variant, count, run, async () => {
+    await runtime.close(100);
+    rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 function main(rounds: number, count: number): void {

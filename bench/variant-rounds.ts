@@ -20,3 +20,17 @@ export function variantRounds<V extends string>(script: string, variants: readon
 }
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * One variant's figure, in the process variantRounds started: `run(n)` sends n deliveries and
+ * waits for their handlers; 3,000 first as a warm-up (JIT, page cache), then `count` timed by
+ * this process's CPU. `close` ends the runtime; the figure goes to stdout as variantRounds reads it.
+ */
+export async function measureVariant(variant: string, count: number, run: (n: number) => Promise<void>, close: () => Promise<void>): Promise<void> {
+  await run(3000);
+  const before = process.cpuUsage();
+  await run(count);
+  const { user, system } = process.cpuUsage(before);
+  await close();
+  process.stdout.write(`${JSON.stringify({ variant, us_per_delivery: (user + system) / count })}\n`);
+}

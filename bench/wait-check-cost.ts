@@ -25,7 +25,7 @@ import { createNodeLogger } from '../src/node/logger.js';
 import { createNodeRuntime } from '../src/node/node-runtime.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { eventBody } from './load-client.js';
-import { median, variantRounds } from './variant-rounds.js';
+import { measureVariant, median, variantRounds } from './variant-rounds.js';
 
 const SECRET = 'wait-check-secret-0123456789';
 const TYPE = 'pod.status.changed';
@@ -74,13 +74,10 @@ async function child(variant: Variant, count: number): Promise<void> {
     // The wakes run after the answers (setImmediate): let them finish inside the measured time.
     await new Promise((resolve) => setImmediate(resolve));
   };
-  await run(3000); // warm-up: JIT, page cache
-  const before = process.cpuUsage();
-  await run(count);
-  const { user, system } = process.cpuUsage(before);
-  await runtime.close(100);
-  rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(`${JSON.stringify({ variant, us_per_delivery: (user + system) / count })}\n`);
+  await measureVariant(variant, count, run, async () => {
+    await runtime.close(100);
+    rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 /** The check alone while no run waits: ns per `mayWake` of a queued delivery with a known pod place. */
