@@ -4,10 +4,10 @@
 // compiled entry the way the Docker image does, with no TypeScript loader in the process or in its
 // handler threads. The compiler is the esbuild that tsx runs the sources with in a checkout, so
 // the JavaScript is what `bin/podhook.js` would have run there, made once instead of per process.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -32,6 +32,52 @@ function sources(root: string): string[] {
   };
   for (const dir of COMPILED) if (existsSync(join(root, dir))) walk(dir);
   return found;
+}
+
+/**
+ * The modules something starts by path (bin/podhook.js, the package's exports, a handler thread),
+ * besides handlers/ and test/fixtures/: the build's entry points. The rest of src/ is bundled
+ * into them (ESM with shared chunks), which a process loads in a few files instead of a few
+ * hundred: most of a podhook process's start was Node's ESM loader resolving and reading each file.
+ */
+const RUN_BY_PATH = ['src/cli/main.ts', 'src/index.ts', 'src/testing/index.ts', 'src/node/handler-threads/handler-thread.ts'];
+
+/**
+ * The packages bundled with podhook's code (plain ESM, many files each). Every other package is
+ * imported from node_modules as before: native ones (better-sqlite3), CommonJS ones (pg, pino),
+ * those loaded lazily or watched by tests (OpenTelemetry), and the test tools.
+ */
+const BUNDLED_PACKAGES = /^(?:drizzle-orm|zod|hono|@hono\/node-server)(?:\/|$)/;
+
+function keepPackagesOutside(): import('esbuild').Plugin {
+  return {
+    name: 'keep-packages-outside',
+    setup(build) {
+      // A bare specifier other than podhook's own name (tsconfig's paths map it to src/).
+      build.onResolve({ filter: /^[^./]/ }, ({ path }) => (/^podhook(?:\/|$)/.test(path) || BUNDLED_PACKAGES.test(path) ? undefined : { path, external: true }));
+    },
+  };
+}
+
+/**
+ * `import.meta.url` in a bundled module names the file it is bundled into. Each of ours is given
+ * the URL its own compiled file would have, so what it finds beside itself (a handler thread's
+ * entry, handlers/index.js, the migrations) is where it was.
+ */
+function unbundledModuleUrls(root: string, dir: string): import('esbuild').Plugin {
+  return {
+    name: 'unbundled-module-urls',
+    setup(build) {
+      build.onLoad({ filter: /\.tsx?$/ }, ({ path }) => {
+        const rel = relative(root, path);
+        if (rel.startsWith('..') || rel.includes('node_modules')) return undefined;
+        const text = readFileSync(path, 'utf8');
+        if (!text.includes('import.meta.url')) return undefined;
+        const url = pathToFileURL(join(dir, 'dist', rel.replace(/\.tsx?$/, '.js'))).href;
+        return { contents: text.replaceAll('import.meta.url', JSON.stringify(url)), loader: path.endsWith('x') ? 'tsx' : 'ts' };
+      });
+    },
+  };
 }
 
 /** tsx's own esbuild (tsx is a devDependency; esbuild is its dependency). */
@@ -60,7 +106,11 @@ export async function buildPodhook(root = REPO_ROOT): Promise<PodhookBuild> {
   const building = `${dir}.partial`;
   mkdirSync(building, { recursive: true });
   await esbuild().build({
-    entryPoints: sources(root).map((p) => join(root, p)),
+    entryPoints: sources(root).filter((p) => !p.startsWith('src/') || RUN_BY_PATH.includes(p)).map((p) => join(root, p)),
+    bundle: true,
+    // The code two entries share is one chunk file both import: one module, as unbundled.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     outdir: join(building, 'dist'),
     outbase: root,
     format: 'esm',
@@ -69,6 +119,7 @@ export async function buildPodhook(root = REPO_ROOT): Promise<PodhookBuild> {
     tsconfig: join(root, 'tsconfig.json'),
     sourcemap: 'linked',
     logLevel: 'error',
+    plugins: [keepPackagesOutside(), unbundledModuleUrls(root, dir)],
   });
   copyFileSync(join(root, 'package.json'), join(building, 'package.json'));
   mkdirSync(join(building, 'bin'));
