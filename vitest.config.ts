@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { ownModulesFiles, processTestFiles, quickTestFiles } from './test/quick-files.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -9,6 +10,16 @@ export const podhookAliases = [
   { find: /^podhook$/, replacement: here('./src/index.ts') },
   { find: /^podhook\/testing$/, replacement: here('./src/testing/index.ts') },
 ];
+
+/**
+ * The Node project's files (test/ but test/worker/, and the team's handlers/**\/*.test.ts), and
+ * those among them that mock modules, stub globals or fake timers (test/quick-files.ts).
+ */
+const nodeFiles = [...quickTestFiles(), ...processTestFiles()];
+const ownModules = ownModulesFiles(nodeFiles);
+
+/** The Node projects' shared set-up: one PostgreSQL server and one podhook build for the run, whichever project starts first. */
+const nodeGlobalSetup = ['./test/postgres/postgres.global.ts', './test/build/podhook-build.global.ts'];
 
 export default defineConfig({
   resolve: { alias: podhookAliases },
@@ -24,13 +35,22 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'node',
-          // handlers/**/*.test.ts: the team's own handler tests run in `npm test` too.
-          include: ['test/**/*.test.ts', 'handlers/**/*.test.ts'],
-          exclude: ['test/worker/**'],
+          // Files share their modules (vitest's isolate off): each module is imported once per
+          // worker, not once per file, which was a fifth of the Node workers' time. Each file still
+          // starts its own servers and stores; the few that mock modules, stub globals or fake
+          // timers are in node-own below.
+          include: nodeFiles.filter((f) => !ownModules.includes(f)),
+          isolate: false,
+          // Each file starts with the fixtures' recorded state empty.
+          setupFiles: ['./test/helpers/file-setup.ts'],
           // One real PostgreSQL server for the run; each test file makes its own databases on it.
           // One build of the current sources for the run, which spawned `podhook` processes start from.
-          globalSetup: ['./test/postgres/postgres.global.ts', './test/build/podhook-build.global.ts'],
+          globalSetup: nodeGlobalSetup,
         },
+      },
+      {
+        extends: true,
+        test: { name: 'node-own', include: ownModules, globalSetup: nodeGlobalSetup },
       },
       {
         // The Worker's tests run inside workerd (the Workers runtime), with wrangler.toml's

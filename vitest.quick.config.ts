@@ -19,7 +19,8 @@ export default defineConfig({
     silent: 'passed-only',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'quick', include: quick.filter((f) => !own.includes(f)), isolate: false } },
+      // Each file starts with the fixtures' recorded state empty (as in `npm test`'s node project).
+      { extends: true, test: { name: 'quick', include: quick.filter((f) => !own.includes(f)), isolate: false, setupFiles: ['./test/helpers/file-setup.ts'] } },
       { extends: true, test: { name: 'quick-own-modules', include: own } },
     ],
   },

@@ -4,15 +4,20 @@
 // core each). Each keeps its incremental state in node_modules/.cache/podhook-tsc/, so a second
 // run checks only what changed since (tsc compares every file's content, node_modules' types
 // included); a fresh clone checks everything. Each project's output is printed whole, in order;
-// the exit code is non-zero when either found an error.
+// the exit code is non-zero when either found an error. `--nice`: at a lower priority (nice 10), as
+// `npm test` runs it beside the suite (scripts/test.mjs).
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const cache = 'node_modules/.cache/podhook-tsc';
 const projects = ['tsconfig.json', 'tsconfig.worker.json'];
+
+// Before the tsc processes start: they inherit it.
+if (process.argv.includes('--nice')) setPriority(10);
 
 const started = performance.now();
 const runs = projects.map(

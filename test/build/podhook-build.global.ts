@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { buildPodhook, removeBuild, type PodhookBuild } from '../helpers/podhook-build.js';
+import { runShared } from '../helpers/run-shared.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,13 +20,22 @@ export default async function setup(project: TestProject) {
     project.provide('podhookBuild', null);
     return;
   }
-  let build: PodhookBuild = await buildPodhook();
-  project.provide('podhookBuild', build);
-  project.onTestsRerun(async () => {
-    const previous = build;
-    build = await buildPodhook();
-    project.provide('podhookBuild', build);
-    removeBuild(previous);
+  // One build for the run, whichever projects list this setup (test/helpers/run-shared.ts).
+  const first = await runShared('podhook-build', async () => {
+    const made = await buildPodhook();
+    return { value: made, stop: () => removeBuild(made) };
   });
-  return () => removeBuild(build);
+  let build: PodhookBuild = first.value;
+  project.provide('podhookBuild', build);
+  let rebuilt: PodhookBuild | undefined;
+  project.onTestsRerun(async () => {
+    const previous = rebuilt;
+    rebuilt = build = await buildPodhook();
+    project.provide('podhookBuild', build);
+    if (previous) removeBuild(previous);
+  });
+  return async () => {
+    if (rebuilt) removeBuild(rebuilt);
+    await first.release();
+  };
 }
