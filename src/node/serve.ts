@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from '../core/observability/logger.js';
 import { describeStore, type Config } from '../core/config.js';
 import { createNodeListener } from './node-listener.js';
+import { loadStoreBackend } from '../store/node-store.js';
 import { createNodeRuntime, type NodeRuntime, type NodeRuntimeOptions } from './node-runtime.js';
 
 export interface RunningServer {
@@ -21,6 +22,7 @@ export interface RunningServer {
 /** Starts the receiver on `config.host:config.port` and resolves once it listens. */
 export async function startServer(options: NodeRuntimeOptions): Promise<RunningServer> {
   const { config, logger } = options;
+  await loadStoreBackend(config);
   const runtime = createNodeRuntime(options);
   const { server, stopTakingWork } = await listen(runtime, config);
   runtime.startBackground();

@@ -2,8 +2,9 @@
 // (src/, handlers/ and the test fixtures) compiled once per run, laid out as the installed image
 // is (package.json, bin/podhook.js, dist/, drizzle/), so `node <build>/bin/podhook.js` runs the
 // compiled entry the way the Docker image does, with no TypeScript loader in the process or in its
-// handler threads. The compiler is the esbuild that tsx runs the sources with in a checkout, so
-// the JavaScript is what `bin/podhook.js` would have run there, made once instead of per process.
+// handler threads. The compiler is the esbuild that tsx runs the sources with in a checkout; it
+// bundles them (see RUN_BY_PATH), which the image's tsc output is not: a process then starts in
+// about two thirds of the CPU time, and a test run starts a few hundred of them.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve, sep } from 'node:path';

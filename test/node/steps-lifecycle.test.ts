@@ -8,6 +8,7 @@ import { parseConfig } from '../../src/core/config.js';
 import { defineHandler } from '../../src/core/events/define-handler.js';
 import { silentLogger } from '../../src/core/observability/logger.js';
 import { createNodeRuntime, type NodeRuntime } from '../../src/node/node-runtime.js';
+import { loadStoreBackend } from '../../src/store/node-store.js';
 import { handlers, resetStepNotes, stepNotes, stepReceipt } from '../fixtures/step-handlers.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
 import { TEST_SECRET, type SignedDelivery } from '../helpers/sign.js';
@@ -36,6 +37,7 @@ describe.each(BACKENDS)('durable steps and a delivery\'s life on $name', ({ data
     /** A receiver on that database with these handlers (a deploy), dispatching. */
     const start = async (list = handlers) => {
       const config = parseConfig({ ...db, SVC_WEBHOOK_SECRET: TEST_SECRET, DISPATCH_POLL_MS: '50', RETRY_BASE_MS: '60000', ORDER_HOLD_MS: '0' });
+      await loadStoreBackend(config);
       const r = createNodeRuntime({ config, logger: silentLogger, handlers: list });
       runtimes.push(r);
       await r.storeReady;
