@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { ownModulesFiles, processTestFiles, quickTestFiles } from './test/quick-files.js';
+import { ProcessesFirstSequencer } from './test/sequencer.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -30,6 +31,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Tests spawn real servers and SQLite files; two workers match this 2-core machine.
     maxWorkers: 2,
+    // The files that spawn processes first, the longest first even in a fresh clone (test/sequencer.ts).
+    sequence: { sequencer: ProcessesFirstSequencer },
     projects: [
       {
         extends: true,
