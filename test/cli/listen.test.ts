@@ -132,7 +132,8 @@ describe('podhook listen: options', () => {
     expect(r.stdout).toMatch(/pod\.destroyed\s+\S+  ignored: no local handler takes this type/);
   });
 
-  it('--since in the future of every delivery stores nothing, and a later --since does not apply; a bad --since or --types is a usage error', async () => {
+  // Five `podhook listen` processes one after another: beside a second suite each took about 4 s.
+  it('--since in the future of every delivery stores nothing, and a later --since does not apply; a bad --since or --types is a usage error', { timeout: 60_000 }, async () => {
     const l = local();
     const none = await l.listen(['--once', '--since', new Date(Date.now() + 60_000).toISOString()]);
     expect(none.code).toBe(0);
