@@ -22,6 +22,15 @@ describe('base64 (the export format)', () => {
     );
   });
 
+  it('encodes as Node\'s own base64 does, for every length and byte value', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        expect(bytesToBase64(bytes)).toBe(Buffer.from(bytes).toString('base64'));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('round-trips the largest body the receiver takes (16 MiB, every byte value), and refuses one bad character at its end', () => {
     const bytes = new Uint8Array(16 * 1024 * 1024);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + (i >> 9)) & 0xff;
