@@ -164,7 +164,7 @@ async function exported(url: string, deliveries: ReadonlyArray<{ id: string }>):
       const text = await res.text();
       for (const d of deliveries) expect(text).toContain(d.id);
     },
-    { timeout: 30_000, interval: 250 },
+    { timeout: 30_000, interval: 100 },
   );
 }
 

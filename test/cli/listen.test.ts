@@ -1,6 +1,7 @@
 // `podhook listen`'s refusals and options against a spawned Node `podhook serve`: a wrong token
 // (401), plain http to another machine, a failing local handler, --types and --handler. The token
 // never appears in any output, ours or the remote's.
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,18 +10,24 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { AppendedCall } from '../fixtures/appending-handlers.js';
 import { ADMIN_TOKEN, startNodeRemote, type RemotePodhook } from '../helpers/remote-podhook.js';
 import { signDelivery } from '../helpers/sign.js';
-import { runCli, spawnServer } from '../helpers/spawn-podhook.js';
+import { runCli, spawnServer, type ServerProcess } from '../helpers/spawn-podhook.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { HANDLERS } from './listen-scenario.js';
 
 const tempDir = useTempDir('podhook-listen-');
 let remote: RemotePodhook;
+/** A `podhook serve` without ADMIN_TOKEN, so without the admin API (the 404 test's remote). */
+let bare: ServerProcess;
 let remoteDir: string;
 const delivered: Array<{ id: string; type: string }> = [];
 
 beforeAll(async () => {
   remoteDir = mkdtempSync(join(tmpdir(), 'podhook-listen-remote-'));
-  remote = await startNodeRemote(remoteDir, []);
+  // Both remotes only ever answer reads here: started once for the file, side by side.
+  [remote, bare] = await Promise.all([
+    startNodeRemote(remoteDir, []),
+    spawnServer({ DATABASE_PATH: join(remoteDir, 'bare.db'), SVC_WEBHOOK_SECRET: 'whsec_x', DISPATCHER: 'off' }),
+  ]);
   for (const type of ['pod.created', 'pod.backup.failed', 'pod.destroyed']) {
     const d = signDelivery({ t: Math.floor(Date.now() / 1000), eventType: type });
     const res = await fetch(`${remote.url}/webhooks`, { method: 'POST', headers: d.headers, body: d.body });
@@ -29,6 +36,10 @@ beforeAll(async () => {
   }
 }, 30_000);
 afterAll(async () => {
+  if (bare && bare.child.exitCode === null) {
+    bare.child.kill('SIGTERM');
+    await once(bare.child, 'close');
+  }
   await remote?.close();
   rmSync(remoteDir, { recursive: true, force: true });
 });
@@ -56,7 +67,11 @@ describe('podhook listen: refusals', () => {
   it('a token the remote refuses (401) stops at once with exit 3, stores nothing, and no output carries a token', async () => {
     const wrong = 'adm_wrong_token_0123456789abcdef0123456789';
     const l = local({ PODHOOK_ADMIN_TOKEN: wrong });
-    const r = await l.listen(['--since', '1h']);
+    // The same with the token on the command line (below), run alongside, into a database of its own.
+    const [r, flag] = await Promise.all([
+      l.listen(['--since', '1h']),
+      runCli(['listen', '--from', remote.url, '--token', wrong, '--once'], { DATABASE_PATH: join(tempDir(), 'flag.db') }),
+    ]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`${remote.url} refused the admin token (401)`);
     expect(r.stdout).toBe('');
@@ -65,8 +80,7 @@ describe('podhook listen: refusals', () => {
       expect(text).not.toContain(wrong);
       expect(text).not.toContain(ADMIN_TOKEN);
     }
-    // The same with the token on the command line: still never echoed.
-    const flag = await runCli(['listen', '--from', remote.url, '--token', wrong, '--once'], { DATABASE_PATH: l.env.DATABASE_PATH });
+    // The token on the command line: still never echoed.
     expect(flag.code).toBe(3);
     expect(flag.stdout + flag.stderr).not.toContain(wrong);
   });
@@ -86,26 +100,20 @@ describe('podhook listen: refusals', () => {
 
   it('refuses credentials in --from and a missing token with exit 2', async () => {
     const l = local({ PODHOOK_ADMIN_TOKEN: '' });
-    const creds = await l.listen(['--once'], `http://user:${ADMIN_TOKEN}@127.0.0.1:9/`);
+    // Both refused before anything is opened or sent: run side by side.
+    const [creds, none] = await Promise.all([l.listen(['--once'], `http://user:${ADMIN_TOKEN}@127.0.0.1:9/`), l.listen(['--once'])]);
     expect(creds.code).toBe(2);
     expect(creds.stderr).toContain('--from must not carry credentials');
     expect(creds.stderr).not.toContain(ADMIN_TOKEN);
-    const none = await l.listen(['--once']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('set PODHOOK_ADMIN_TOKEN (or --token)');
   });
 
   it('a remote without the admin API (404) stops with exit 1 and says why', async () => {
-    const dir = tempDir();
-    const bare = await spawnServer({ DATABASE_PATH: join(dir, 'bare.db'), SVC_WEBHOOK_SECRET: 'whsec_x', DISPATCHER: 'off' });
-    try {
-      const l = local();
-      const r = await l.listen(['--once'], bare.url);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain('answered 404 to the export: no admin API there: set ADMIN_TOKEN');
-    } finally {
-      bare.child.kill('SIGTERM');
-    }
+    const l = local();
+    const r = await l.listen(['--once'], bare.url);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('answered 404 to the export: no admin API there: set ADMIN_TOKEN');
   });
 });
 
@@ -132,9 +140,15 @@ describe('podhook listen: options', () => {
     expect(r.stdout).toMatch(/pod\.destroyed\s+\S+  ignored: no local handler takes this type/);
   });
 
-  // Five `podhook listen` processes one after another: beside a second suite each took about 4 s.
+  // Five `podhook listen` processes: beside a second suite each took about 4 s one after another.
+  // The three usage errors stop before the database is opened, so they run beside the two others.
   it('--since in the future of every delivery stores nothing, and a later --since does not apply; a bad --since or --types is a usage error', { timeout: 60_000 }, async () => {
     const l = local();
+    const usage = Promise.all([
+      l.listen(['--once', '--since', 'yesterday']),
+      l.listen(['--once', '--types', 'pod.nothing']),
+      l.listen(['--once', '--handler', 'nobody']),
+    ]);
     const none = await l.listen(['--once', '--since', new Date(Date.now() + 60_000).toISOString()]);
     expect(none.code).toBe(0);
     expect(await l.rows()).toEqual([]);
@@ -143,8 +157,9 @@ describe('podhook listen: options', () => {
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('resuming after the last delivery seen from this remote (--since applies only the first time)');
     expect(await l.rows()).toEqual([]);
-    expect((await l.listen(['--once', '--since', 'yesterday'])).code).toBe(2);
-    expect((await l.listen(['--once', '--types', 'pod.nothing'])).code).toBe(2);
-    expect((await l.listen(['--once', '--handler', 'nobody'])).code).toBe(2);
+    const [badSince, badTypes, badHandler] = await usage;
+    expect(badSince.code).toBe(2);
+    expect(badTypes.code).toBe(2);
+    expect(badHandler.code).toBe(2);
   });
 });

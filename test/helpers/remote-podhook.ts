@@ -5,7 +5,7 @@ import { waitReady } from './replicas.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExportRecord } from '../../src/core/transfer/delivery-export.js';
@@ -25,8 +25,8 @@ export interface RemotePodhook {
 }
 
 /**
- * A Node `podhook serve` whose database first gets `seed` through `podhook import`: the SQLite
- * file remote.db, or the PostgreSQL database at `databaseUrl`.
+ * A Node `podhook serve` whose database first gets `seed` through `podhook import` (when there
+ * is one): the SQLite file remote.db, or the PostgreSQL database at `databaseUrl`.
  */
 export async function startNodeRemote(dir: string, seed: readonly ExportRecord[], databaseUrl?: string): Promise<RemotePodhook> {
   const env = {
@@ -36,10 +36,13 @@ export async function startNodeRemote(dir: string, seed: readonly ExportRecord[]
     ADMIN_TOKEN,
     DISPATCHER: 'off',
   };
-  const file = join(dir, 'seed.jsonl');
-  writeFileSync(file, seed.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  const imported = await runCli(['import', file], env);
-  if (imported.code !== 0) throw new Error(`seed import failed: ${imported.stderr}`);
+  // Nothing to seed: no `podhook import` (serve makes the database itself).
+  if (seed.length > 0) {
+    const file = join(dir, 'seed.jsonl');
+    writeFileSync(file, seed.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const imported = await runCli(['import', file], env);
+    if (imported.code !== 0) throw new Error(`seed import failed: ${imported.stderr}`);
+  }
   const server = await spawnServer(env);
   // "listening" comes before PostgreSQL is reached; until then the remote's API answers 503.
   if (databaseUrl !== undefined) await waitReady([server.url]);
@@ -53,18 +56,19 @@ export async function startNodeRemote(dir: string, seed: readonly ExportRecord[]
   };
 }
 
-/** The Worker in workerd (`wrangler dev --local`) on a D1 database of its own, `seed` inserted first. */
+/**
+ * The Worker in workerd (`wrangler dev --local`) on a D1 database of its own: its schema as
+ * `wrangler d1 migrations apply` leaves it, `seed` inserted first.
+ */
 export async function startWorkerRemote(dir: string, seed: readonly ExportRecord[]): Promise<RemotePodhook> {
   const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true', NO_COLOR: '1' };
   delete env.CLOUDFLARE_API_TOKEN; // offline: no login, no account
   const persist = join(dir, 'wrangler-state');
-  const wrangler = (args: string[]) => runTool(process.execPath, [WRANGLER, ...args], env);
-  await wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persist]);
-  if (seed.length > 0) {
-    const file = join(dir, 'seed.sql');
-    writeFileSync(file, seed.map(insertStatement).join('\n'));
-    await wrangler(['d1', 'execute', 'DB', '--local', '--persist-to', persist, '--file', file]);
-  }
+  // The schema and the seed in one `wrangler d1 execute`: one local D1 started, where
+  // `wrangler d1 migrations apply` starts one per migration file (most of this set-up's time).
+  const file = join(dir, 'schema-and-seed.sql');
+  writeFileSync(file, `${migrationsSql()}\n${seed.map(insertStatement).join('\n')}\n`);
+  await runTool(process.execPath, [WRANGLER, 'd1', 'execute', 'DB', '--local', '--persist-to', persist, '--file', file], env);
   const [port, inspector] = [await freePort(), await freePort()];
   const child = spawn(
     process.execPath,
@@ -111,6 +115,25 @@ async function runTool(command: string, args: string[], env: NodeJS.ProcessEnv):
   const [code] = (await once(child, 'close')) as [number | null];
   if (code !== 0) throw new Error(`${command} ${args.join(' ')} failed (${code}):\n${output}`);
   return output;
+}
+
+/** wrangler.toml's migrations_dir, and the ledger table `wrangler d1 migrations apply` keeps (its default name). */
+const MIGRATIONS_DIR = join(ROOT, 'drizzle', 'sqlite');
+const MIGRATIONS_TABLE = 'd1_migrations';
+
+/**
+ * What `wrangler d1 migrations apply DB` runs on an empty database, as one script: its ledger
+ * table (wrangler's own statement), then each file of drizzle/sqlite/ in number order followed
+ * by the ledger row it records for it. The database ends up as that command leaves it.
+ */
+function migrationsSql(): string {
+  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+  const ledger = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}(
+\t\tid         INTEGER PRIMARY KEY AUTOINCREMENT,
+\t\tname       TEXT UNIQUE,
+\t\tapplied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
+);`;
+  return [ledger, ...files.map((f) => `${readFileSync(join(MIGRATIONS_DIR, f), 'utf8')}\nINSERT INTO ${MIGRATIONS_TABLE} (name) values ('${f}');`)].join('\n');
 }
 
 /** An exported delivery as the row `podhook import` would write (D1 has no import command). */
