@@ -26,13 +26,14 @@ export interface RunningTracing {
   shutdown(): Promise<void>;
 }
 
-/** How long shutdown waits for the last spans to be sent. */
+/** How long shutdown waits for the last spans to be sent (TRACING_FLUSH_TIMEOUT_MS sets another). */
 export const FLUSH_TIMEOUT_MS = 5_000;
 /**
  * The longest one export takes, its retries included (the SDK's default is 10 s). Shorter than
  * FLUSH_TIMEOUT_MS, so the flush at shutdown ends within it whatever the collector does: one that
  * never answers held the process 10 s after SIGTERM, one that refuses 7.4 s (retries), because
- * the export outlived the flush's wait. OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT may only shorten it.
+ * the export outlived the flush's wait. OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT may only shorten it,
+ * and so does a shorter flush (TRACING_FLUSH_TIMEOUT_MS): an export gets four fifths of it at most.
  */
 export const EXPORT_TIMEOUT_MS = 4_000;
 /** Export failures are logged at most this often (a collector that is down fails every batch). */
@@ -45,8 +46,9 @@ const EXPORT_ERROR_EVERY_MS = 60_000;
  */
 export function startTracingSdk(config: TracingConfig, logger: Logger): RunningTracing {
   diag.setLogger(diagToLogger(logger), DiagLogLevel.WARN);
+  const flushTimeoutMs = config.flushTimeoutMs ?? FLUSH_TIMEOUT_MS;
   const exporters: SpanExporter[] = config.exporters.map((name) =>
-    name === 'otlp' ? new OTLPTraceExporter({ url: config.endpoint, timeoutMillis: exportTimeoutMs(process.env) }) : new StderrSpanExporter(),
+    name === 'otlp' ? new OTLPTraceExporter({ url: config.endpoint, timeoutMillis: exportTimeoutMs(process.env, flushTimeoutMs) }) : new StderrSpanExporter(),
   );
   // Defaults first; OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (envDetector) win over them.
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'podhook' }).merge(detectResources({ detectors: [serviceInstanceIdDetector, envDetector] }));
@@ -73,18 +75,22 @@ export function startTracingSdk(config: TracingConfig, logger: Logger): RunningT
       let timer: NodeJS.Timeout | undefined;
       const flushed = await Promise.race([
         provider.shutdown().then(() => true, () => false),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), FLUSH_TIMEOUT_MS).unref())),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), flushTimeoutMs).unref())),
       ]);
       clearTimeout(timer);
-      if (!flushed) logger.warn({ timeout_ms: FLUSH_TIMEOUT_MS }, 'tracing: the last spans could not be sent');
+      if (!flushed) logger.warn({ timeout_ms: flushTimeoutMs }, 'tracing: the last spans could not be sent');
     },
   };
 }
 
-/** EXPORT_TIMEOUT_MS, or the SDK's own variable when it asks for less (the SDK reads `process.env` itself). */
-function exportTimeoutMs(env: NodeJS.ProcessEnv): number {
+/**
+ * EXPORT_TIMEOUT_MS (four fifths of a shorter flush timeout), or the SDK's own variable when it
+ * asks for less (the SDK reads `process.env` itself).
+ */
+function exportTimeoutMs(env: NodeJS.ProcessEnv, flushTimeoutMs: number): number {
+  const most = Math.min(EXPORT_TIMEOUT_MS, Math.floor((flushTimeoutMs * 4) / 5));
   const asked = Number(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT);
-  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, EXPORT_TIMEOUT_MS) : EXPORT_TIMEOUT_MS;
+  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, most) : most;
 }
 
 /**

@@ -48,7 +48,8 @@ export const CONFIG_HELP = `Environment (validated at start; a bad value stops w
   OTEL_TRACES_EXPORTER  otlp | console | none               (otlp when an endpoint is set)
   OTEL_SERVICE_NAME     the service in traces               (podhook)
   OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG  which traces are kept
-                        (parentbased_always_on; docs/tracing.md)`;
+                        (parentbased_always_on; docs/tracing.md)
+  TRACING_FLUSH_TIMEOUT_MS  how long a stop waits for the last spans (5000)`;
 
 export const serveCommand = defineCommand({
   name: 'serve',

@@ -17,6 +17,8 @@ export interface TracingConfig {
   sampler: TracesSampler;
   /** The ratio of the `*traceidratio` samplers (`OTEL_TRACES_SAMPLER_ARG`, default 1). */
   ratio: number;
+  /** How long shutdown waits for the last spans (`TRACING_FLUSH_TIMEOUT_MS`); unset: the SDK module's FLUSH_TIMEOUT_MS. */
+  flushTimeoutMs?: number;
 }
 
 /** Unset and empty both mean "not set". */
@@ -45,6 +47,14 @@ const TracingSchema = z.object({
       .string()
       .transform(Number)
       .pipe(z.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1')),
+  ),
+  // podhook's own: how long shutdown waits for the last spans to be sent.
+  TRACING_FLUSH_TIMEOUT_MS: optional(
+    z
+      .string()
+      .regex(/^\d+$/, 'must be a whole number from 100 to 60000')
+      .transform(Number)
+      .pipe(z.number().int().min(100, 'must be at least 100').max(60_000, 'must be at most 60000')),
   ),
 });
 
@@ -79,6 +89,7 @@ export function parseTracingConfig(env: Record<string, string | undefined>): Tra
     endpoint: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? tracesUrl(e.OTEL_EXPORTER_OTLP_ENDPOINT) : DEFAULT_TRACES_ENDPOINT),
     sampler,
     ratio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
+    ...(e.TRACING_FLUSH_TIMEOUT_MS !== undefined && { flushTimeoutMs: e.TRACING_FLUSH_TIMEOUT_MS }),
   };
 }
 

@@ -30,6 +30,11 @@ describe('the OpenTelemetry variables', () => {
     ).toMatchObject({ exporters: ['console', 'otlp'], sampler: 'parentbased_traceidratio', ratio: 0.25 });
   });
 
+  it('take a flush timeout from TRACING_FLUSH_TIMEOUT_MS, and none when it is unset (the SDK keeps its 5 s)', () => {
+    expect(parseTracingConfig({ OTEL_TRACES_EXPORTER: 'console', TRACING_FLUSH_TIMEOUT_MS: '1500' })).toMatchObject({ flushTimeoutMs: 1500 });
+    expect(parseTracingConfig({ OTEL_TRACES_EXPORTER: 'console' })).not.toHaveProperty('flushTimeoutMs');
+  });
+
   it.each([
     [{ OTEL_TRACES_EXPORTER: 'zipkin' }, 'OTEL_TRACES_EXPORTER podhook exports to otlp, console, none (comma-separated) (got "zipkin")'],
     [{ OTEL_TRACES_EXPORTER: 'otlp,none' }, 'OTEL_TRACES_EXPORTER none cannot be combined with an exporter'],
@@ -39,6 +44,9 @@ describe('the OpenTelemetry variables', () => {
     [{ OTEL_TRACES_SAMPLER: 'jaeger_remote' }, 'OTEL_TRACES_SAMPLER must be one of parentbased_always_on, parentbased_always_off, parentbased_traceidratio, always_on, always_off, traceidratio (got "jaeger_remote")'],
     [{ OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "1.5")'],
     [{ OTEL_TRACES_SAMPLER_ARG: 'half' }, 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "half")'],
+    [{ TRACING_FLUSH_TIMEOUT_MS: '5s' }, 'TRACING_FLUSH_TIMEOUT_MS must be a whole number from 100 to 60000 (got "5s")'],
+    [{ TRACING_FLUSH_TIMEOUT_MS: '50' }, 'TRACING_FLUSH_TIMEOUT_MS must be at least 100 (got "50")'],
+    [{ TRACING_FLUSH_TIMEOUT_MS: '60001' }, 'TRACING_FLUSH_TIMEOUT_MS must be at most 60000 (got "60001")'],
     [{ OTEL_SDK_DISABLED: 'yes' }, 'OTEL_SDK_DISABLED must be true or false (got "yes")'],
     [{ OTEL_SERVICE_NAME: '   ' }, 'OTEL_SERVICE_NAME must not be blank (got "   ")'],
   ])('refuse %j with one line naming the variable, never echoing an endpoint', (env, message) => {
