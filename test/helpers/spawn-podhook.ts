@@ -11,7 +11,7 @@ export { REPO_ROOT };
 export const BIN = fileURLToPath(new URL('../../bin/podhook.js', import.meta.url));
 
 /** The run's build (test/build/podhook-build.global.ts), if this run made one. */
-function runBuild(): PodhookBuild | null {
+export function runBuild(): PodhookBuild | null {
   try {
     return inject('podhookBuild') ?? null;
   } catch {

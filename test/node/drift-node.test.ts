@@ -12,7 +12,7 @@ import { fittingPayload, learnedShapes } from '../fixtures/shapes/learned-sample
 import { inferShapes } from '../../src/core/shapes/index.js';
 
 const tempDir = useTempDir();
-const learnedRegistry = useLearnedRegistries();
+const learnedRegistry = useLearnedRegistries({ compiled: true });
 const ADMIN_TOKEN = 'admin-token-for-the-drift-test-0123456789';
 
 const running: Array<ServerProcess | AlertReceiver> = [];

@@ -98,15 +98,23 @@ async function start(threads: number): Promise<Mode> {
 /** The same outcome whatever the event id: ids written as <id>. */
 const general = (o: Awaited<ReturnType<Mode['settled']>>, id: string) => ({ ...o, lastError: o.lastError?.replaceAll(id, '<id>') ?? null });
 
-describe('one runner: the same deliveries with handlers in threads and in the receiver thread', () => {
-  const modes: Record<'threads' | 'inThread', Mode> = {} as never;
-  beforeAll(async () => {
-    [modes.threads, modes.inThread] = await Promise.all([start(1), start(0)]);
-  }, 60_000);
-  afterAll(() => {
-    for (const m of Object.values(modes)) m.server.child.kill('SIGKILL');
-  });
+/**
+ * The file's servers, kept for all its tests (each test sends deliveries of its own): handlers in
+ * one thread and in the receiver's thread, and in two threads, started while the first tests run.
+ */
+const modes: Record<'threads' | 'inThread', Mode> = {} as never;
+let twoThreads: Promise<Mode> | undefined;
+beforeAll(async () => {
+  [modes.threads, modes.inThread] = await Promise.all([start(1), start(0)]);
+  twoThreads = start(2);
+  twoThreads.catch(() => {}); // awaited (and its failure reported) by the test that takes it
+}, 60_000);
+afterAll(async () => {
+  for (const m of Object.values(modes)) m.server.child.kill('SIGKILL');
+  (await twoThreads?.catch(() => undefined))?.server.child.kill('SIGKILL');
+});
 
+describe('one runner: the same deliveries with handlers in threads and in the receiver thread', () => {
   const both = async (eventType: string, body?: unknown) => {
     const ids = await Promise.all([modes.threads.send(eventType, body), modes.inThread.send(eventType, body)]);
     const [a, b] = await Promise.all([modes.threads.settled(ids[0]), modes.inThread.settled(ids[1])]);
@@ -213,23 +221,20 @@ describe('one runner: the same deliveries with handlers in threads and in the re
 describe('a looping handler beside a calm one on the same event type, in one delivery', () => {
   for (const threads of [1, 2]) {
     it(`with ${threads} thread(s): the looping call is timed out, the calm one completes, answers go on`, async () => {
-      const m = await start(threads);
-      try {
-        const id = await m.send('pod.destroy_failed', { loop: true });
-        const after = await m.send('pod.created', { pod_id: 'p' });
-        const outcome = await m.settled(id);
-        expect(outcome.status).toBe('dead');
-        expect(outcome.lastError).toMatch(/^loopy: HandlerTimeoutError: timed out after 1000 ms/);
-        expect(outcome.runs).toEqual([
-          { handler: 'calm', status: 'succeeded' },
-          { handler: 'loopy', status: 'failed' },
-        ]);
-        const notes = readFileSync(m.record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { what: string; id: string });
-        expect(notes.filter((n) => n.id === id && n.what === 'calm end')).toHaveLength(1);
-        expect((await m.settled(after)).status).toBe('processed');
-      } finally {
-        m.server.child.kill('SIGKILL');
-      }
+      // The file's servers: one thread as above, two started for this test.
+      const m = threads === 1 ? modes.threads : await twoThreads!;
+      const id = await m.send('pod.destroy_failed', { loop: true });
+      const after = await m.send('pod.created', { pod_id: 'p' });
+      const outcome = await m.settled(id);
+      expect(outcome.status).toBe('dead');
+      expect(outcome.lastError).toMatch(/^loopy: HandlerTimeoutError: timed out after 1000 ms/);
+      expect(outcome.runs).toEqual([
+        { handler: 'calm', status: 'succeeded' },
+        { handler: 'loopy', status: 'failed' },
+      ]);
+      const notes = readFileSync(m.record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { what: string; id: string });
+      expect(notes.filter((n) => n.id === id && n.what === 'calm end')).toHaveLength(1);
+      expect((await m.settled(after)).status).toBe('processed');
     });
   }
 });
