@@ -18,7 +18,7 @@ const tempDir = useTempDir('podhook-backfill-pg-');
 afterEach(() => pool.stopAll());
 
 describe('backfill on two replicas on one PostgreSQL', () => {
-  it('is taken over by the other replica when the one running it is killed, and finishes with each delivery run once', { timeout: 240_000 }, async () => {
+  it('is taken over by the other replica when the one running it is killed, and finishes with each delivery run once', { timeout: 330_000 }, async () => {
     const url = await freshDatabaseUrl();
     const file = join(tempDir(), 'runs.jsonl');
     writeFileSync(file, '');
@@ -36,7 +36,7 @@ describe('backfill on two replicas on one PostgreSQL', () => {
       const id = /Started backfill ([0-9a-f-]{36})/.exec(started.stdout)![1]!;
 
       // One replica holds it; once it has done some, it is killed.
-      await vi.waitFor(async () => expect((await store.getBackfill(id))!.requeued).toBeGreaterThanOrEqual(300), { timeout: 60_000, interval: 50 });
+      await vi.waitFor(async () => expect((await store.getBackfill(id))!.requeued).toBeGreaterThanOrEqual(300), { timeout: 120_000, interval: 50 });
       const holder = (await store.getBackfill(id))!.lease!.owner;
       const victim = replicas.find((r) => holder.includes(`pid${r.child.pid}-`))!;
       const survivor = replicas.find((r) => r !== victim)!;
