@@ -15,6 +15,16 @@ import { spawnServer, type ServerProcess, type SpawnOptions } from './spawn-podh
  * fixture's slowest run (SLOW_MS) fits well within HANDLER_TIMEOUT_MS.
  */
 export const FAST_LEASES = { DISPATCH_POLL_MS: '100', HANDLER_TIMEOUT_MS: '2000', LEASE_MS: '3000' };
+/**
+ * FAST_LEASES for tests in which a run again on a live replica fails the test (only a kill may
+ * cause one), on a host as starved as two suites at once on 2 cores. HANDLER_TIMEOUT_MS is the
+ * default, which no short handler reaches however late its thread gets the CPU (2 s was reached).
+ * LEASE_MS is 9 s: a replica gives up a lease that its renewals, a third of it apart, leave a third
+ * or less of, so a pause under 3 s costs none (1 s with 3000; 2 s with 6000, which lost leases at a
+ * load of 12 to 18), nor does an ingest under 6 s (a handed-off delivery's lease starts before its
+ * insert). The takeover after a SIGKILL takes up to LEASE_MS.
+ */
+export const STARVED_HOST_LEASES = { DISPATCH_POLL_MS: '100', HANDLER_TIMEOUT_MS: '30000', LEASE_MS: '9000' };
 /** The replica-handlers fixture's handlers, both of which take pod.created. */
 const REPLICA_HANDLERS = ['noteAll', 'noteCreated'];
 

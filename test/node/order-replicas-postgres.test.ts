@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ORDERED_REGISTRY } from '../fixtures/registry-paths.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
-import { FAST_LEASES, killHard, recordedRuns, replicaPool, send, waitAllProcessed, waitReady, type Answer } from '../helpers/replicas.js';
+import { killHard, recordedRuns, replicaPool, send, STARVED_HOST_LEASES, waitAllProcessed, waitReady, type Answer } from '../helpers/replicas.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -21,7 +21,12 @@ describe('ordered handlers on three replicas on one PostgreSQL', () => {
   it('keeps each pod\'s order with one run at a time across replicas, with one of them killed mid-run and restarted', { timeout: 120_000 }, async () => {
     const url = await freshDatabaseUrl();
     const file = join(tempDir(), 'runs.jsonl');
-    const env = { DATABASE_URL: url, SVC_WEBHOOK_SECRET: TEST_SECRET, RECORD_FILE: file, ...FAST_LEASES };
+    // A run twice on live replicas fails the test, so neither a time limit nor a lease lost to a
+    // starved host's pause may end one: only the kill does (with FAST_LEASES' 2 s limit and 3 s
+    // lease, a busy host did both). And an event that arrives more than ORDER_HOLD_MS after a later
+    // one of its pod runs after it, stale: the burst below, sent at once, took 6 to 7.5 s to be
+    // answered on a starved host, and one pod's events arrived 3.2 s apart (the default is 2 s).
+    const env = { DATABASE_URL: url, SVC_WEBHOOK_SECRET: TEST_SECRET, RECORD_FILE: file, ORDER_HOLD_MS: '8000', ...STARVED_HOST_LEASES };
     const replicas = await Promise.all(Array.from({ length: 3 }, () => pool.start(env, { handlers: ORDERED_REGISTRY })));
     const urls = replicas.map((r) => r.url);
     await waitReady(urls);
