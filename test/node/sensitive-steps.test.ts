@@ -26,7 +26,7 @@ afterEach(async () => {
 const databaseBytes = (path: string) => [path, `${path}-wal`, `${path}-shm`].filter(existsSync).map((f) => ({ file: f, bytes: readFileSync(f) }));
 
 describe('a sensitive step', () => {
-  it('leaves its plaintext in no admin answer, inspector page, podhook deliveries or export output, log line or byte of the database', async () => {
+  it('leaves its plaintext in no admin answer, inspector page, podhook deliveries or export output, log line or byte of the database', { timeout: 60_000 }, async () => {
     const secret = `pk_live_${randomUUID().replaceAll('-', '')}`;
     const path = dbIn(tempDir());
     const env = { DATABASE_PATH: path, SVC_WEBHOOK_SECRET: TEST_SECRET, ADMIN_TOKEN: TOKEN, STEP_ENCRYPTION_KEY: TEST_STEP_KEY, RETRY_BASE_MS: '20', LOG_LEVEL: 'debug' };

@@ -13,7 +13,7 @@ import { CONCURRENT_STEP_REGISTRY } from '../fixtures/registry-paths.js';
 import { json, useFakeServices } from '../helpers/fake-pods-service.js';
 import { readJsonLines } from '../helpers/jsonl.js';
 import { freshDatabaseUrl } from '../helpers/postgres.js';
-import { FAST_LEASES, replicaPool, send, waitReady } from '../helpers/replicas.js';
+import { replicaPool, send, STARVED_HOST_LEASES, waitReady } from '../helpers/replicas.js';
 import { signDelivery, TEST_SECRET } from '../helpers/sign.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -39,7 +39,10 @@ async function twoReplicas() {
     SVC_BASE_URL: service.url,
     SVC_API_KEY: 'svc_key_concurrent_replicas_01',
     HANDLER_THREADS: '1',
-    ...FAST_LEASES,
+    // The retries these tests look at come from steps that throw, never from a time-out or a lost
+    // lease, and no replica is killed: limits a starved host cannot trip (FAST_LEASES' 2 s limit
+    // cut a run between step a's two calls beside a second suite).
+    ...STARVED_HOST_LEASES,
     RETRY_BASE_MS: '50',
   };
   const replicas = await Promise.all([0, 1].map(() => pool.start(env, { handlers: CONCURRENT_STEP_REGISTRY })));
