@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { generatePayloadModule, type PayloadShapes } from '../../src/core/shapes/index.js';
+import { esbuild } from './podhook-build.js';
 import { REPO_ROOT, runBuild } from './spawn-podhook.js';
 
 /** A pod.created handler that reads the learned fields (and logs no value from the body). */
@@ -52,10 +52,4 @@ export { payloadSchemas, PAYLOAD_SHAPES as payloadShapes, payloadFields } from '
     }
     return join(dir, 'index.js');
   };
-}
-
-/** tsx's own esbuild (tsx is a devDependency; esbuild is its dependency), as the run's build uses it. */
-function esbuild(): typeof import('esbuild') {
-  const fromTsx = createRequire(createRequire(join(REPO_ROOT, 'package.json')).resolve('tsx/esm/api'));
-  return fromTsx('esbuild') as typeof import('esbuild');
 }

@@ -82,7 +82,7 @@ function unbundledModuleUrls(root: string, dir: string): import('esbuild').Plugi
 }
 
 /** tsx's own esbuild (tsx is a devDependency; esbuild is its dependency). */
-function esbuild(): typeof import('esbuild') {
+export function esbuild(): typeof import('esbuild') {
   const fromTsx = createRequire(createRequire(join(REPO_ROOT, 'package.json')).resolve('tsx/esm/api'));
   return fromTsx('esbuild') as typeof import('esbuild');
 }
